@@ -1,0 +1,323 @@
+"""Turns facts, static rules and canary runs into findings: one per issue and device.
+
+The policy lives here and nowhere else: a rule's prediction stands where no canary can run; a
+canary that ran decides; a canary that failed in a way that is not the issue's signature is
+`inconclusive`, never `ok`.
+"""
+
+from __future__ import annotations
+
+import signal as _signal
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from inductor_doctor.canaries import script_path
+from inductor_doctor.model import (
+    Basis,
+    DeviceKind,
+    Finding,
+    KnownIssue,
+    RuleOutcome,
+    Status,
+)
+from inductor_doctor.probe.facts import Facts
+from inductor_doctor.runner import CanaryJob, CanaryRun, ProcessGroups, run_all
+
+EVIDENCE_LINES = 6
+
+
+@dataclass
+class CheckOptions:
+    python: str
+    static: bool = False
+    deep: bool = False
+    timeout_s: Optional[float] = None  # overrides each canary's own timeout
+    jobs: int = 1
+    only: Sequence[str] = ()
+    skip: Sequence[str] = ()
+
+
+@dataclass
+class Progress:
+    """Callbacks for a progress display; the engine itself never prints."""
+
+    on_start: Optional[Callable[[CanaryJob], None]] = None
+    on_done: Optional[Callable[[CanaryRun], None]] = None
+    on_plan: Optional[Callable[[int], None]] = None
+
+
+def devices_for(issue: KnownIssue, facts: Facts) -> List[str]:
+    """The concrete devices present here on which this issue can occur."""
+    out: List[str] = []
+    for kind in issue.devices:
+        if kind is DeviceKind.CPU:
+            out.append("cpu")
+        elif kind is DeviceKind.CUDA:
+            out.extend(g.device for g in facts.gpus)
+        elif kind is DeviceKind.XLA:
+            if facts.xla is not None and facts.xla.version:
+                out.append("xla")
+        elif kind is DeviceKind.TOOLCHAIN:
+            out.append("toolchain")
+    return out
+
+
+def _run_rule(issue: KnownIssue, facts: Facts) -> List[RuleOutcome]:
+    if issue.rule is None:
+        return []
+    try:
+        return list(issue.rule(facts))
+    except Exception as exc:  # a plugin's bug must not take the whole check down
+        return [
+            RuleOutcome(
+                Status.INCONCLUSIVE,
+                f"the static rule failed: {type(exc).__name__}: {exc}",
+                Basis.STATIC,
+            )
+        ]
+
+
+def _outcome_for(outcomes: Sequence[RuleOutcome], device: str) -> Optional[RuleOutcome]:
+    exact = [o for o in outcomes if o.device == device]
+    if exact:
+        return exact[0]
+    general = [o for o in outcomes if o.device is None]
+    return general[0] if general else None
+
+
+def _finding(issue: KnownIssue, device: str, status: Status, basis: Basis, reason: str,
+             duration_s: float = 0.0, evidence: Tuple[str, ...] = ()) -> Finding:
+    workarounds = issue.workarounds if status in (Status.AFFECTED, Status.LIKELY) else ()
+    return Finding(
+        id=issue.id,
+        title=issue.title,
+        device=device,
+        status=status,
+        basis=basis,
+        reason=reason.strip().splitlines()[0] if reason.strip() else status.value,
+        severity=issue.severity,
+        workarounds=workarounds,
+        upstream=issue.upstream,
+        duration_s=duration_s,
+        evidence=evidence,
+    )
+
+
+def _first_lines(text: str, n: int = EVIDENCE_LINES) -> Tuple[str, ...]:
+    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
+    return tuple(line[:300] for line in lines[:n])
+
+
+def _match_signature(issue: KnownIssue, text: str) -> Optional[Tuple[str, str]]:
+    """The first exact signature found in `text`: (the matched line, the signature's note)."""
+    for sig in issue.signatures:
+        if sig.strength != "exact":
+            continue
+        m = sig.search(text)
+        if m:
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.end())
+            line = text[start : end if end >= 0 else len(text)].strip()
+            return line[:300], sig.note
+    return None
+
+
+def signal_name(num: int) -> str:
+    try:
+        return _signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str, ...]]:
+    """A canary run → (status, one-line reason, evidence lines)."""
+    if run.error:
+        return Status.INCONCLUSIVE, f"canary could not run: {run.error}", ()
+    result = run.result or {}
+    if run.timed_out:
+        return (
+            Status.INCONCLUSIVE,
+            f"canary timed out after {run.job.timeout_s:g}s (raise --timeout if this machine is slow)",
+            _first_lines(run.stderr[-4000:]),
+        )
+    if run.interrupted:
+        return Status.INCONCLUSIVE, "interrupted before the canary finished", ()
+    text = "\n".join(
+        [str(result.get("message", "")), str(result.get("traceback", "")), run.stdout, run.stderr]
+    )
+    status = result.get("status")
+    if status == "ok":
+        versions = result.get("versions") or {}
+        pretty = ", ".join(f"{k} {v}" for k, v in versions.items())
+        return Status.OK, f"canary ran clean{' (' + pretty + ')' if pretty else ''}", ()
+    if status == "missing":
+        return Status.NOT_APPLICABLE, str(result.get("message", "a needed module is missing")), ()
+    if status == "skip":
+        return Status.NOT_APPLICABLE, str(result.get("message", "not applicable here")), ()
+    hit = _match_signature(issue, text)
+    sig = run.signal
+    if hit:
+        line, note = hit
+        reason = f"canary reproduced it: {line}"
+        if sig:
+            reason += f" ({signal_name(sig)})"
+        return Status.AFFECTED, reason, _first_lines(line)
+    if sig and sig in run.job.affected_signals:
+        return (
+            Status.AFFECTED,
+            f"canary died with {signal_name(sig)}, this issue's signature",
+            _first_lines(run.stderr[-4000:]),
+        )
+    if status == "error":
+        exc = str(result.get("exc_type", "error")).replace("builtins.", "")
+        msg = str(result.get("message", "")).strip().splitlines()
+        first = msg[-1] if msg else ""
+        return (
+            Status.INCONCLUSIVE,
+            f"canary failed, but not with this issue's signature: {exc}: {first}"[:400],
+            _first_lines(str(result.get("traceback", ""))[-3000:] or run.stderr[-3000:]),
+        )
+    if sig:
+        return (
+            Status.INCONCLUSIVE,
+            f"canary crashed with {signal_name(sig)}, which is not this issue's signature",
+            _first_lines(run.stderr[-4000:]),
+        )
+    return (
+        Status.INCONCLUSIVE,
+        f"canary exited (code {run.returncode}) without reporting a result",
+        _first_lines(run.stderr[-4000:] or run.stdout[-4000:]),
+    )
+
+
+@dataclass
+class _Pending:
+    issue: KnownIssue
+    device: str
+    static: Optional[RuleOutcome]
+    job: CanaryJob
+
+
+@dataclass
+class CheckResult:
+    findings: List[Finding] = field(default_factory=list)
+    canaries_run: int = 0
+    duration_s: float = 0.0
+
+
+def _combine(p: _Pending, run: CanaryRun) -> Finding:
+    status, reason, evidence = classify(p.issue, run)
+    static = p.static
+    if status is Status.NOT_APPLICABLE and static is not None:
+        return _finding(p.issue, p.device, static.status, static.basis,
+                        f"{static.reason}; canary: {reason}", run.duration_s)
+    if status is Status.INCONCLUSIVE and static is not None and static.status in (
+        Status.AFFECTED,
+        Status.LIKELY,
+    ):
+        return _finding(p.issue, p.device, Status.LIKELY, static.basis,
+                        f"{static.reason}; canary inconclusive: {reason}", run.duration_s, evidence)
+    return _finding(p.issue, p.device, status, Basis.CANARY, reason, run.duration_s, evidence)
+
+
+def select(issues: Sequence[KnownIssue], only: Sequence[str], skip: Sequence[str]) -> List[KnownIssue]:
+    chosen = [i for i in issues if not only or i.id in only]
+    return [i for i in chosen if i.id not in skip]
+
+
+def run_checks(
+    facts: Facts,
+    issues: Sequence[KnownIssue],
+    options: CheckOptions,
+    progress: Optional[Progress] = None,
+    groups: Optional[ProcessGroups] = None,
+) -> CheckResult:
+    start = time.monotonic()
+    progress = progress or Progress()
+    findings: Dict[Tuple[str, str], Finding] = {}
+    order: List[Tuple[str, str]] = []
+    pending: List[_Pending] = []
+
+    for issue in issues:
+        outcomes = _run_rule(issue, facts)
+        devices = devices_for(issue, facts)
+        if not devices:
+            # Nothing to run a canary on here: the rule's prediction is all we have.
+            if outcomes:
+                for o in outcomes:
+                    device = o.device or issue.devices[0].value
+                    status = Status.LIKELY if o.status is Status.AFFECTED and o.basis is Basis.VERSION else o.status
+                    order.append((issue.id, device))
+                    findings[(issue.id, device)] = _finding(issue, device, status, o.basis, o.reason)
+            else:
+                kinds = "/".join(k.value for k in issue.devices)
+                device = issue.devices[0].value
+                order.append((issue.id, device))
+                findings[(issue.id, device)] = _finding(
+                    issue, device, Status.NOT_APPLICABLE, Basis.STATIC, f"no {kinds} device here"
+                )
+            continue
+        extra = [o for o in outcomes if o.device and o.device not in devices]
+        for device in devices + [o.device for o in extra if o.device]:
+            key = (issue.id, device)
+            if key in findings:
+                continue
+            order.append(key)
+            static = _outcome_for(outcomes, device)
+            canary = issue.canary
+            can_run = (
+                canary is not None
+                and not options.static
+                and (options.deep or not canary.deep)
+                and device in devices
+                and (DeviceKind.TOOLCHAIN not in canary.devices or device == "toolchain")
+                and (static is None or static.status is not Status.NOT_APPLICABLE)
+            )
+            if can_run and canary is not None:
+                job = CanaryJob(
+                    key=f"{issue.id}@{device}",
+                    script=script_path(canary.script),
+                    device=device,
+                    python=options.python,
+                    timeout_s=options.timeout_s or canary.timeout_s,
+                    needs=canary.needs,
+                    env=dict(canary.env),
+                    affected_signals=tuple(canary.affected_exit_signals),
+                )
+                pending.append(_Pending(issue, device, static, job))
+                continue
+            if static is not None:
+                findings[key] = _finding(issue, device, static.status, static.basis, static.reason)
+            elif canary is not None and canary.deep and not options.deep:
+                findings[key] = _finding(issue, device, Status.INCONCLUSIVE, Basis.STATIC,
+                                         "this canary is slow and runs only with --deep")
+            else:
+                why = "--static skips canaries" if options.static else "no static rule applies"
+                findings[key] = _finding(issue, device, Status.INCONCLUSIVE, Basis.STATIC,
+                                         f"not checked: {why}")
+
+    if progress.on_plan:
+        progress.on_plan(len(pending))
+    if pending:
+        by_key = {p.job.key: p for p in pending}
+        runs = run_all([p.job for p in pending], options.jobs, progress.on_done, progress.on_start,
+                       groups)
+        for run in runs:
+            p = by_key[run.job.key]
+            findings[(p.issue.id, p.device)] = _combine(p, run)
+        for p in pending:  # interrupted before it was scheduled
+            findings.setdefault(
+                (p.issue.id, p.device),
+                _finding(p.issue, p.device, Status.INCONCLUSIVE, Basis.CANARY,
+                         "interrupted before the canary ran"),
+            )
+    return CheckResult(
+        findings=[findings[k] for k in order],
+        canaries_run=len(pending),
+        duration_s=time.monotonic() - start,
+    )
+
+
+def with_suppression(finding: Finding, reason: Optional[str]) -> Finding:
+    return replace(finding, suppressed=reason) if reason else finding

@@ -1,0 +1,178 @@
+"""The registry of known issues.
+
+Built-in issues are the modules of this package that define `ISSUE`; adding one is adding a module
+(and its docs page), nothing else. Other projects ship theirs through the `inductor_doctor.issues`
+entry-point group: each entry point names a `KnownIssue` or a callable returning a list of them.
+A plugin that fails to load is reported by `plugin_errors()`, never fatal.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Tuple
+
+from inductor_doctor.model import KnownIssue
+
+KB_VERSION = "2026.11.22"
+ENTRY_POINT_GROUP = "inductor_doctor.issues"
+
+#: Short repository names that users (and the upstream threads) write in refs like `fla#160`.
+REPO_SHORT_NAMES = {
+    "pytorch": "pytorch/pytorch",
+    "torch": "pytorch/pytorch",
+    "xla": "pytorch/xla",
+    "torch_xla": "pytorch/xla",
+    "triton": "triton-lang/triton",
+    "fla": "fla-org/flash-linear-attention",
+    "flashinfer": "flashinfer-ai/flashinfer",
+    "vllm": "vllm-project/vllm",
+    "comfyui-gguf": "city96/ComfyUI-GGUF",
+}
+
+_REF = re.compile(r"^\s*(?:https?://github\.com/)?([\w.-]+(?:/[\w.-]+)?)(?:#|/issues/|/pull/)(\d+)\s*$")
+
+
+class DuplicateIssueError(ValueError):
+    pass
+
+
+def normalize_ref(ref: str) -> Optional[str]:
+    """`pytorch#1`, `pytorch/pytorch#1` and a GitHub URL all become `pytorch/pytorch#1`."""
+    m = _REF.match(ref)
+    if not m:
+        return None
+    repo, number = m.group(1), m.group(2)
+    if "/" not in repo:
+        repo = REPO_SHORT_NAMES.get(repo.lower(), repo)
+    return f"{repo.lower()}#{number}"
+
+
+class Registry:
+    """Known issues by id, with lookups by alias and upstream ref."""
+
+    def __init__(self, issues: Iterable[KnownIssue] = ()) -> None:
+        self._by_id: Dict[str, KnownIssue] = {}
+        self._keys: Dict[str, str] = {}
+        self.plugin_errors: List[Tuple[str, str]] = []
+        for issue in issues:
+            self.add(issue)
+
+    def add(self, issue: KnownIssue) -> None:
+        if issue.id in self._by_id:
+            raise DuplicateIssueError(f"duplicate known-issue id {issue.id!r}")
+        keys = [issue.id.lower(), *(a.lower() for a in issue.aliases)]
+        keys += [k for k in (normalize_ref(r) for r in issue.upstream) if k]
+        for key in keys:
+            owner = self._keys.get(key)
+            if owner is not None and owner != issue.id:
+                raise DuplicateIssueError(f"{issue.id!r} reuses {key!r}, already used by {owner!r}")
+        self._by_id[issue.id] = issue
+        for key in keys:
+            self._keys[key] = issue.id
+
+    def __iter__(self):
+        return iter(sorted(self._by_id.values(), key=lambda i: (i.source != "builtin", i.id)))
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def ids(self) -> List[str]:
+        return [i.id for i in self]
+
+    def find(self, query: str) -> Optional[KnownIssue]:
+        """An id, an alias or an upstream ref (short, full or URL)."""
+        key = self._keys.get(query.strip().lower())
+        if key is None:
+            ref = normalize_ref(query)
+            key = self._keys.get(ref) if ref else None
+        return self._by_id.get(key) if key else None
+
+    def closest(self, query: str, n: int = 3) -> List[str]:
+        names = list(self._by_id) + [k for k in self._keys if "#" not in k]
+        hits = difflib.get_close_matches(query.lower(), names, n=n * 2, cutoff=0.4)
+        hits += [k for k in names if query.lower() in k and k not in hits]
+        out: List[str] = []
+        for h in hits:
+            issue_id = self._keys.get(h, h)
+            if issue_id not in out:
+                out.append(issue_id)
+        return out[:n]
+
+
+def _builtin_issues() -> List[KnownIssue]:
+    issues = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        issue = getattr(module, "ISSUE", None)
+        if isinstance(issue, KnownIssue):
+            issues.append(issue)
+    return issues
+
+
+def _plugin_issues(errors: List[Tuple[str, str]]) -> List[KnownIssue]:
+    from importlib.metadata import entry_points
+
+    found: List[KnownIssue] = []
+    try:
+        eps = entry_points()
+        group = (
+            eps.select(group=ENTRY_POINT_GROUP)
+            if hasattr(eps, "select")
+            else eps.get(ENTRY_POINT_GROUP, [])  # type: ignore[attr-defined]
+        )
+    except Exception as exc:  # a broken installed distribution's metadata
+        errors.append(("<entry points>", f"{type(exc).__name__}: {exc}"))
+        return found
+    for ep in group:
+        try:
+            obj = ep.load()
+            items = obj() if callable(obj) and not isinstance(obj, KnownIssue) else obj
+            if isinstance(items, KnownIssue):
+                items = [items]
+            dist = getattr(getattr(ep, "dist", None), "name", None) or ep.value.split(":")[0]
+            for item in items:
+                if not isinstance(item, KnownIssue):
+                    raise TypeError(f"{item!r} is not a KnownIssue")
+                if item.source == "builtin":
+                    from dataclasses import replace
+
+                    item = replace(item, source=dist)
+                found.append(item)
+        except Exception as exc:  # a broken plugin is a finding about the plugin, not a crash
+            errors.append((ep.name, f"{type(exc).__name__}: {exc}"))
+    return found
+
+
+@lru_cache(maxsize=1)
+def registry() -> Registry:
+    reg = Registry(_builtin_issues())
+    errors: List[Tuple[str, str]] = []
+    for issue in _plugin_issues(errors):
+        try:
+            reg.add(issue)
+        except DuplicateIssueError as exc:
+            errors.append((issue.id, str(exc)))
+    reg.plugin_errors = errors
+    return reg
+
+
+def docs_dir() -> Path:
+    """The built-in issue pages: shipped inside the wheel, or the checkout's `docs/issues`."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "_docs" / "issues", here.parent / "docs" / "issues"):
+        if candidate.is_dir():
+            return candidate
+    return here.parent / "docs" / "issues"
+
+
+def docs_page(issue: KnownIssue) -> Path:
+    if issue.docs_page:
+        return Path(issue.docs_page)
+    return docs_dir() / f"{issue.id}.md"

@@ -1,0 +1,307 @@
+"""The vocabulary every other module speaks: statuses, known issues, findings, reports, exit codes.
+
+It imports nothing heavy, so that `--help`, `list` and `explain` stay fast and torch-free; every
+other module may import it, and it imports none of them.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Tuple
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+
+class Status(str, enum.Enum):
+    """A verdict for one issue on one device. Ordered by how much it should worry the user."""
+
+    AFFECTED = "affected"
+    LIKELY = "likely"
+    INCONCLUSIVE = "inconclusive"
+    OK = "ok"
+    NOT_APPLICABLE = "not-applicable"
+
+    @property
+    def rank(self) -> int:
+        return _STATUS_RANK[self]
+
+
+_STATUS_RANK = {
+    Status.NOT_APPLICABLE: 0,
+    Status.OK: 1,
+    Status.INCONCLUSIVE: 2,
+    Status.LIKELY: 3,
+    Status.AFFECTED: 4,
+}
+
+
+class Basis(str, enum.Enum):
+    """Where a verdict comes from: a canary that ran, a file/symbol inspection, or a version table."""
+
+    CANARY = "canary"
+    STATIC = "static"
+    VERSION = "version"
+
+
+class Severity(str, enum.Enum):
+    """`error`: compilation fails or results are wrong. `warning`: a silent degradation."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class DeviceKind(str, enum.Enum):
+    """Where an issue can occur. A check runs once per concrete device of each kind it names."""
+
+    CPU = "cpu"
+    CUDA = "cuda"
+    XLA = "xla"
+    TOOLCHAIN = "toolchain"
+
+
+class FailOn(str, enum.Enum):
+    """The `--fail-on` threshold: the least worrying status that still fails the run."""
+
+    AFFECTED = "affected"
+    LIKELY = "likely"
+    INCONCLUSIVE = "inconclusive"
+    NEVER = "never"
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    DOCTOR_FAILED = 3
+    INTERRUPTED = 130
+    TERMINATED = 143
+
+
+@dataclass(frozen=True)
+class Workaround:
+    """One documented way around an issue. Only `command` is machine-runnable; `text` is advice."""
+
+    text: str
+    command: Optional[str] = None
+    kind: str = "other"  # env | pin | flag | code | upgrade | install | other
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "command": self.command, "kind": self.kind}
+
+
+@dataclass(frozen=True)
+class Signature:
+    """An error pattern that identifies an issue in a canary's output or a user's log.
+
+    `exact` signatures are the issue's own error text; `partial` ones are symptoms it shares with
+    others and so only count together with an exact one or as weak evidence in triage.
+    """
+
+    pattern: str
+    strength: str = "exact"  # exact | partial
+    note: str = ""
+    flags: int = re.IGNORECASE
+
+    def compiled(self) -> "re.Pattern[str]":
+        return _compile(self.pattern, self.flags)
+
+    def search(self, text: str) -> Optional["re.Match[str]"]:
+        return self.compiled().search(text)
+
+
+_PATTERNS: dict[tuple[str, int], "re.Pattern[str]"] = {}
+
+
+def _compile(pattern: str, flags: int) -> "re.Pattern[str]":
+    key = (pattern, flags)
+    if key not in _PATTERNS:
+        _PATTERNS[key] = re.compile(pattern, flags)
+    return _PATTERNS[key]
+
+
+@dataclass(frozen=True)
+class Canary:
+    """A self-contained reproducer script shipped in `inductor_doctor/canaries/`.
+
+    The script takes the device as its first argument and simply runs the upstream reproducer: it
+    raises (or aborts) when the bug is present. The runner wraps it, so the same file is also the
+    copyable reproducer that `explain` prints.
+    """
+
+    script: str
+    devices: Tuple[DeviceKind, ...]
+    needs: Tuple[str, ...] = ("torch",)
+    timeout_s: float = 120.0
+    env: Mapping[str, str] = field(default_factory=dict)
+    deep: bool = False  # opt-in only: too slow for a default `check`
+    affected_exit_signals: Tuple[int, ...] = ()  # e.g. SIGABRT for aborts that *are* the bug
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """What a static rule concluded. `device=None` means every device of the issue present here."""
+
+    status: Status
+    reason: str
+    basis: Basis = Basis.VERSION
+    device: Optional[str] = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+StaticRule = Callable[["Facts"], Sequence[RuleOutcome]]
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    """One known issue: metadata, detection (static rule, canary, signatures) and workarounds.
+
+    Prose that is too long for a field lives on the issue's docs page (`docs/issues/<id>.md`).
+    """
+
+    id: str
+    title: str
+    severity: Severity
+    devices: Tuple[DeviceKind, ...]
+    upstream: Tuple[str, ...]
+    summary: str
+    aliases: Tuple[str, ...] = ()
+    affected: Mapping[str, str] = field(default_factory=dict)  # package -> PEP 440 specifier
+    fixed: Mapping[str, str] = field(default_factory=dict)  # package -> first fixed version
+    signatures: Tuple[Signature, ...] = ()
+    workarounds: Tuple[Workaround, ...] = ()
+    rule: Optional[StaticRule] = None
+    canary: Optional[Canary] = None
+    docs_page: Optional[str] = None  # absolute path; None: docs/issues/<id>.md of this package
+    source: str = "builtin"  # or the distribution name of the plugin that provided it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "severity": self.severity.value,
+            "devices": [d.value for d in self.devices],
+            "upstream": list(self.upstream),
+            "aliases": list(self.aliases),
+            "summary": self.summary,
+            "affected": dict(self.affected),
+            "fixed": dict(self.fixed),
+            "signatures": [s.pattern for s in self.signatures],
+            "workarounds": [w.to_dict() for w in self.workarounds],
+            "canary": self.canary.script if self.canary else None,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict: one issue on one device."""
+
+    id: str
+    title: str
+    device: str
+    status: Status
+    basis: Basis
+    reason: str
+    severity: Severity = Severity.ERROR
+    workarounds: Tuple[Workaround, ...] = ()
+    upstream: Tuple[str, ...] = ()
+    duration_s: float = 0.0
+    evidence: Tuple[str, ...] = ()  # the first lines of what the canary printed, when it matters
+    suppressed: Optional[str] = None  # the reason, when the user accepted this finding
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "device": self.device,
+            "status": self.status.value,
+            "basis": self.basis.value,
+            "reason": self.reason,
+            "severity": self.severity.value,
+            "workarounds": [w.to_dict() for w in self.workarounds],
+            "upstream": list(self.upstream),
+            "duration_s": round(self.duration_s, 3),
+            "evidence": list(self.evidence),
+            "suppressed": self.suppressed,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Finding":
+        return cls(
+            id=d["id"],
+            title=d["title"],
+            device=d["device"],
+            status=Status(d["status"]),
+            basis=Basis(d["basis"]),
+            reason=d["reason"],
+            severity=Severity(d.get("severity", "error")),
+            workarounds=tuple(
+                Workaround(w["text"], w.get("command"), w.get("kind", "other"))
+                for w in d.get("workarounds", [])
+            ),
+            upstream=tuple(d.get("upstream", [])),
+            duration_s=float(d.get("duration_s", 0.0)),
+            evidence=tuple(d.get("evidence", [])),
+            suppressed=d.get("suppressed"),
+        )
+
+
+def summarize(findings: Sequence[Finding]) -> dict[str, int]:
+    counts = {s.value: 0 for s in Status}
+    for f in findings:
+        counts[f.status.value] += 1
+    return counts
+
+
+def exit_code_for(
+    findings: Sequence[Finding], fail_on: FailOn, fail_on_warnings: bool = False
+) -> ExitCode:
+    """The contract's exit-code policy for `check` and `merge`.
+
+    Suppressed findings never fail a run; warning-severity findings fail it only on request.
+    """
+    if fail_on is FailOn.NEVER:
+        return ExitCode.OK
+    threshold = Status(fail_on.value).rank
+    for f in findings:
+        if f.suppressed is not None:
+            continue
+        if f.severity is Severity.WARNING and not fail_on_warnings:
+            continue
+        if f.status.rank >= threshold:
+            return ExitCode.FINDINGS
+    return ExitCode.OK
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for: reported in one line, exit code 2."""
+
+
+@dataclass
+class Report:
+    """What a command found, ready to render. `command` names the JSON schema it follows."""
+
+    command: str
+    environment: Mapping[str, Any]
+    findings: Sequence[Finding]
+    tool_version: str
+    kb_version: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def schema(self) -> str:
+        return f"inductor-doctor/{self.command}/v1"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "tool_version": self.tool_version,
+            "kb_version": self.kb_version,
+            "environment": dict(self.environment),
+            "results": [f.to_dict() for f in self.findings],
+            "summary": summarize(self.findings),
+            "meta": dict(self.meta),
+        }

@@ -1,0 +1,144 @@
+"""The toolchain facts that probes gather and rules read.
+
+Every field may be missing (`None`): a probe that could not find or read something says so in the
+`notes` of its section rather than failing. Rules must treat `None` as "unknown", never as "fine".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+
+@dataclass
+class PythonInfo:
+    executable: str
+    version: str  # e.g. "3.11.7"
+    implementation: str = "cpython"
+    abiflags: str = ""  # "t" for free-threaded builds
+    include_dir: Optional[str] = None
+    has_python_h: Optional[bool] = None
+    platform: str = ""  # sys.platform of the target interpreter
+    machine: str = ""
+    glibc: Optional[str] = None
+    libstdcxx_path: Optional[str] = None
+    libstdcxx_glibcxx_max: Optional[str] = None  # e.g. "3.4.30"
+    libstdcxx_cxxabi_max: Optional[str] = None  # e.g. "1.3.13"
+    site_packages: List[str] = field(default_factory=list)
+    error: Optional[str] = None  # set when the target interpreter could not be queried at all
+
+
+@dataclass
+class TorchInfo:
+    version: Optional[str] = None  # public version, e.g. "2.13.0+cpu"
+    path: Optional[str] = None  # the torch package directory
+    cuda: Optional[str] = None  # CUDA version torch was built with, None for CPU builds
+    hip: Optional[str] = None
+    git_version: Optional[str] = None
+    cxx11_abi: Optional[bool] = None
+    built_with: Optional[str] = None  # e.g. "GCC 13.3" (from libtorch's .comment section)
+    include_dir: Optional[str] = None
+    lib_dir: Optional[str] = None
+    libtorch_cpu: Optional[str] = None
+    triton_pin: Optional[str] = None  # requirement torch's metadata pins, e.g. "==3.6.0"
+    import_ok: Optional[bool] = None  # filled by the live probe
+    import_error: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class TritonInfo:
+    version: Optional[str] = None
+    path: Optional[str] = None
+    distribution: Optional[str] = None  # "triton", "pytorch-triton", "triton-windows", ...
+    bundled_ptxas: Optional[str] = None
+    bundled_ptxas_version: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class GPUInfo:
+    index: int
+    name: str
+    sm: Optional[str] = None  # compute capability as "9.0"
+    memory_mib: Optional[int] = None
+    sm_count: Optional[int] = None  # multiprocessors; known from the live probe
+    uuid: Optional[str] = None
+
+    @property
+    def device(self) -> str:
+        return f"cuda:{self.index}"
+
+
+@dataclass
+class CudaInfo:
+    driver_version: Optional[str] = None  # e.g. "580.159.03"
+    driver_cuda_version: Optional[str] = None  # highest CUDA the driver supports, e.g. "13.0"
+    runtime_version: Optional[str] = None  # cudart torch loads (live) or ships (static)
+    ptxas_path: Optional[str] = None
+    ptxas_version: Optional[str] = None
+    libcuda_paths: List[str] = field(default_factory=list)  # what a loader search finds
+    libcuda_so_unversioned: Optional[bool] = None  # is a plain libcuda.so findable (Triton links it)
+    gpus: List[GPUInfo] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class CompilerInfo:
+    """A C or C++ compiler, as the compiler itself answers."""
+
+    command: Optional[str] = None  # as configured (CXX, cpp.cxx, or the default search)
+    path: Optional[str] = None
+    kind: Optional[str] = None  # gcc | clang | apple-clang | msvc | other
+    version: Optional[str] = None
+    works: Optional[bool] = None  # compiled a trivial program
+    openmp: Optional[bool] = None  # `#include <omp.h>` compiles with -fopenmp
+    python_h: Optional[bool] = None  # `#include <Python.h>` compiles with the target's include dir
+    error: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class AbiInfo:
+    """The const_data_ptr ABI check: what the compiler references vs what libtorch exports."""
+
+    status: Optional[str] = None  # a Status value
+    reason: str = ""
+    compiler: Optional[str] = None
+    flags: List[str] = field(default_factory=list)
+    referenced: List[str] = field(default_factory=list)
+    missing: List[str] = field(default_factory=list)
+    exported_spelling: Optional[str] = None
+    duration_s: float = 0.0
+
+
+@dataclass
+class XlaInfo:
+    version: Optional[str] = None
+    path: Optional[str] = None
+    pjrt_device: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class Facts:
+    python: PythonInfo
+    torch: Optional[TorchInfo] = None  # None: torch is not installed for the target interpreter
+    triton: Optional[TritonInfo] = None
+    cuda: CudaInfo = field(default_factory=CudaInfo)
+    cxx: CompilerInfo = field(default_factory=CompilerInfo)  # what Inductor's C++ backend uses
+    cc: CompilerInfo = field(default_factory=CompilerInfo)  # what Triton builds its launcher with
+    abi: AbiInfo = field(default_factory=AbiInfo)
+    xla: Optional[XlaInfo] = None
+    packages: Dict[str, str] = field(default_factory=dict)  # distribution name -> version
+    env: Dict[str, str] = field(default_factory=dict)  # the relevant environment variables
+    live: Optional[Dict[str, Any]] = None  # what the live probe returned, raw
+    duration_s: float = 0.0
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def gpus(self) -> List[GPUInfo]:
+        return self.cuda.gpus

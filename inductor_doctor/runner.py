@@ -1,0 +1,262 @@
+"""The subprocess pool that runs canaries: one process group each, fresh caches, a timeout.
+
+A canary is the patient, not the doctor: it may hang, abort, segfault or print megabytes. Each one
+runs in its own session (so its whole process tree can be killed), writes its output to files
+(never to a pipe we could block on), and is killed as a group on timeout, Ctrl-C or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from inductor_doctor.canaries import CANARY_DIR
+
+HARNESS = CANARY_DIR / "_harness.py"
+MARKER = "@@INDUCTOR_DOCTOR_RESULT@@"
+HEAD_BYTES = 16 * 1024
+TAIL_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class CanaryJob:
+    key: str  # unique per run, e.g. "block-mask-cpu@cpu"
+    script: Path
+    device: str
+    python: str
+    timeout_s: float
+    needs: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    affected_signals: Tuple[int, ...] = ()  # a death by one of these *is* the issue
+
+
+@dataclass
+class CanaryRun:
+    """How one canary process ended. `result` is the harness's JSON line, if it printed one."""
+
+    job: CanaryJob
+    returncode: Optional[int]
+    timed_out: bool
+    interrupted: bool
+    duration_s: float
+    stdout: str
+    stderr: str
+    result: Optional[dict]
+    error: Optional[str] = None  # the canary could not even be started
+
+    @property
+    def signal(self) -> Optional[int]:
+        rc = self.returncode
+        if rc is None:
+            return None
+        if rc < 0:
+            return -rc
+        if rc > 128 and rc - 128 < 65:  # a shell or wrapper reporting a signal death
+            return rc - 128
+        return None
+
+    @property
+    def output(self) -> str:
+        return self.stdout + "\n" + self.stderr
+
+
+def _read_bounded(path: Path) -> str:
+    """The head and the tail of a file that may hold megabytes of noise."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            if size <= HEAD_BYTES + TAIL_BYTES:
+                data = fh.read()
+            else:
+                head = fh.read(HEAD_BYTES)
+                fh.seek(size - TAIL_BYTES)
+                tail = fh.read()
+                skipped = size - HEAD_BYTES - TAIL_BYTES
+                data = head + f"\n[... {skipped} bytes skipped ...]\n".encode() + tail
+    except OSError:
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
+def _parse_result(stdout: str) -> Optional[dict]:
+    idx = stdout.rfind(MARKER)
+    if idx < 0:
+        return None
+    line = stdout[idx + len(MARKER) :].strip().splitlines()
+    try:
+        value = json.loads(line[0]) if line else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+class ProcessGroups:
+    """Every live canary process group, so that an interrupt can kill them all."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pgids: Dict[int, None] = {}
+        self.stopping = False
+
+    def add(self, pgid: int) -> None:
+        with self._lock:
+            self._pgids[pgid] = None
+
+    def discard(self, pgid: int) -> None:
+        with self._lock:
+            self._pgids.pop(pgid, None)
+
+    def kill_all(self) -> None:
+        self.stopping = True
+        with self._lock:
+            pgids = list(self._pgids)
+        for pgid in pgids:
+            kill_group(pgid)
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a whole process group; a group that is already gone is fine."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str]) -> Dict[str, str]:
+    """Fresh Inductor and Triton caches, one compile thread, unbuffered output."""
+    env = dict(base)
+    env.update(
+        TORCHINDUCTOR_CACHE_DIR=str(scratch / "inductor"),
+        TRITON_CACHE_DIR=str(scratch / "triton"),
+        TORCHINDUCTOR_COMPILE_THREADS="1",
+        PYTHONUNBUFFERED="1",
+        PYTHONDONTWRITEBYTECODE="1",
+        TMPDIR=str(scratch / "tmp"),
+    )
+    env.update(extra)
+    (scratch / "tmp").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def run_one(
+    job: CanaryJob,
+    groups: ProcessGroups,
+    base_env: Optional[Mapping[str, str]] = None,
+    scratch_root: Optional[str] = None,
+) -> CanaryRun:
+    start = time.monotonic()
+    scratch = Path(tempfile.mkdtemp(prefix="indoc-canary-", dir=scratch_root))
+    out_path, err_path = scratch / "stdout", scratch / "stderr"
+    env = canary_env(os.environ if base_env is None else base_env, scratch, job.env)
+    cmd = [job.python, str(HARNESS), str(job.script), job.device, ",".join(job.needs)]
+    timed_out = False
+    returncode: Optional[int] = None
+    error: Optional[str] = None
+    try:
+        if groups.stopping:
+            raise InterruptedError("interrupted before it started")
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            try:
+                proc = subprocess.Popen(
+                    cmd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    env=env,
+                    cwd=str(scratch),
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise InterruptedError(f"could not start {job.python}: {exc.strerror or exc}")
+            groups.add(proc.pid)
+            try:
+                returncode = proc.wait(timeout=job.timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                kill_group(proc.pid)
+                returncode = proc.wait()
+            finally:
+                # Leftovers (compile workers, a forked child) die with the group.
+                kill_group(proc.pid)
+                groups.discard(proc.pid)
+        stdout, stderr = _read_bounded(out_path), _read_bounded(err_path)
+    except InterruptedError as exc:
+        error = str(exc)
+        stdout = stderr = ""
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return CanaryRun(
+        job=job,
+        returncode=returncode,
+        timed_out=timed_out,
+        interrupted=groups.stopping and not timed_out,
+        duration_s=time.monotonic() - start,
+        stdout=stdout,
+        stderr=stderr,
+        result=_parse_result(stdout),
+        error=error,
+    )
+
+
+def default_jobs(n_gpus: int = 0) -> int:
+    """Canaries are memory-hungry (torch alone is ~0.5-1 GB): bound by cores and by memory."""
+    cores = os.cpu_count() or 1
+    try:
+        import psutil
+
+        mem_gib = psutil.virtual_memory().available / 2**30
+    except Exception:
+        mem_gib = 4.0
+    by_mem = max(1, int(mem_gib // 2.5))
+    return max(1, min(cores + n_gpus, by_mem, 16))
+
+
+def run_all(
+    jobs: Sequence[CanaryJob],
+    parallel: int,
+    on_done: Optional[Callable[[CanaryRun], None]] = None,
+    on_start: Optional[Callable[[CanaryJob], None]] = None,
+    groups: Optional[ProcessGroups] = None,
+) -> List[CanaryRun]:
+    """Runs every job, `parallel` at a time. On KeyboardInterrupt every group is killed first."""
+    groups = groups or ProcessGroups()
+    results: Dict[str, CanaryRun] = {}
+
+    def task(job: CanaryJob) -> CanaryRun:
+        if on_start:
+            on_start(job)
+        run = run_one(job, groups)
+        results[job.key] = run
+        if on_done:
+            on_done(run)
+        return run
+
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="canary")
+    futures = [pool.submit(task, job) for job in jobs]
+    try:
+        for fut in futures:
+            while True:
+                try:
+                    fut.result(timeout=0.2)
+                    break
+                except FutureTimeout:
+                    continue
+    except BaseException:
+        groups.kill_all()
+        for fut in futures:
+            fut.cancel()
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)
+    return [results[j.key] for j in jobs if j.key in results]
