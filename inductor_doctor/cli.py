@@ -79,15 +79,19 @@ def _root(
 
 
 PythonOpt = typer.Option(
-    None, "--python", envvar=_env("python"), metavar="PATH",
+    None,
+    "--python",
+    envvar=_env("python"),
+    metavar="PATH",
     help="Diagnose this interpreter or venv instead of the current one; canaries run with it.",
 )
 
 
 @app.command()
 def probe(
-    live: bool = typer.Option(False, "--live", envvar=_env("live"),
-                              help="Add what only a live torch knows (one short subprocess)."),
+    live: bool = typer.Option(
+        False, "--live", envvar=_env("live"), help="Add what only a live torch knows (one short subprocess)."
+    ),
     fmt: ProbeFormat = typer.Option(ProbeFormat.text, "--format", envvar=_env("format")),
     python: Optional[str] = PythonOpt,
     output: Optional[Path] = typer.Option(None, "--output", "-o", envvar=_env("output")),
@@ -106,29 +110,50 @@ def check(
     fmt: Format = typer.Option(Format.text, "--format", envvar=_env("format")),
     only: Optional[List[str]] = typer.Option(None, "--only", envvar=_env("only"), metavar="ID[,ID...]"),
     skip: Optional[List[str]] = typer.Option(None, "--skip", envvar=_env("skip"), metavar="ID[,ID...]"),
-    static: bool = typer.Option(False, "--static", envvar=_env("static"),
-                                help="No canaries: versions, files and symbols only (for docker build)."),
-    deep: bool = typer.Option(False, "--deep", envvar=_env("deep"),
-                              help="Also run the slow canaries (minutes)."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", envvar=_env("timeout"), min=1,
-                                            help="Per-canary timeout in seconds."),
+    static: bool = typer.Option(
+        False,
+        "--static",
+        envvar=_env("static"),
+        help="No canaries: versions, files and symbols only (for docker build).",
+    ),
+    deep: bool = typer.Option(
+        False, "--deep", envvar=_env("deep"), help="Also run the slow canaries (minutes)."
+    ),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", envvar=_env("timeout"), min=1, help="Per-canary timeout in seconds."
+    ),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", envvar=_env("jobs"), min=1),
     fail_on: FailOn = typer.Option(FailOn.AFFECTED, "--fail-on", envvar=_env("fail_on")),
     fail_on_warnings: bool = typer.Option(False, "--fail-on-warnings", envvar=_env("fail_on_warnings")),
     python: Optional[str] = PythonOpt,
     no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no_cache")),
     output: Optional[Path] = typer.Option(None, "--output", "-o", envvar=_env("output")),
-    suppress: Optional[List[str]] = typer.Option(None, "--suppress", envvar=_env("suppress"),
-                                                 metavar="ID[,ID...]",
-                                                 help="Accept these findings (they never fail the run)."),
-    config: Optional[Path] = typer.Option(None, "--config", envvar=_env("config"),
-                                          help="inductor-doctor.toml or pyproject.toml with suppressions."),
-    redact: Optional[bool] = typer.Option(None, "--redact/--no-redact", envvar=_env("redact"),
-                                          help="Hide secrets and user names (default: on for markdown)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"),
-                               help="No progress display."),
-    distributed: bool = typer.Option(False, "--distributed", envvar=_env("distributed"),
-                                     help="Run on every torchrun rank and print one fleet matrix."),
+    suppress: Optional[List[str]] = typer.Option(
+        None,
+        "--suppress",
+        envvar=_env("suppress"),
+        metavar="ID[,ID...]",
+        help="Accept these findings (they never fail the run).",
+    ),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        envvar=_env("config"),
+        help="inductor-doctor.toml or pyproject.toml with suppressions.",
+    ),
+    redact: Optional[bool] = typer.Option(
+        None,
+        "--redact/--no-redact",
+        envvar=_env("redact"),
+        help="Hide secrets and user names (default: on for markdown).",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"), help="No progress display."),
+    distributed: bool = typer.Option(
+        False,
+        "--distributed",
+        envvar=_env("distributed"),
+        help="Run on every torchrun rank and print one fleet matrix.",
+    ),
 ) -> int:
     """Probe, then every known-issue check (static rules + canaries), then the matrix."""
     from inductor_doctor.checkup import CheckRequest, run_check
@@ -162,13 +187,16 @@ def check(
 
 @app.command()
 def explain(
-    issue: Optional[str] = typer.Argument(None, metavar="ISSUE",
-                                          help="An id, an alias or an upstream ref (pytorch#151589)."),
-    log: Optional[str] = typer.Option(None, "--log", metavar="FILE|-",
-                                      help="Triage a pasted error log or traceback."),
+    issue: Optional[str] = typer.Argument(
+        None, metavar="ISSUE", help="An id, an alias or an upstream ref (pytorch#151589)."
+    ),
+    log: Optional[str] = typer.Option(
+        None, "--log", metavar="FILE|-", help="Triage a pasted error log or traceback."
+    ),
     fmt: ProbeFormat = typer.Option(ProbeFormat.text, "--format", envvar=_env("format")),
-    run_check_too: bool = typer.Option(False, "--check",
-                                       help="With --log: confirm the matches here with `check --only`."),
+    run_check_too: bool = typer.Option(
+        False, "--check", help="With --log: confirm the matches here with `check --only`."
+    ),
     python: Optional[str] = PythonOpt,
 ) -> int:
     """Explain one known issue, or triage a log (--log)."""
@@ -177,7 +205,9 @@ def explain(
 
         return triage_command(log, fmt.value, run_check_too, python)
     if not issue:
-        raise UsageError("explain needs an ISSUE id, alias or ref, or --log FILE (try `inductor-doctor list`)")
+        raise UsageError(
+            "explain needs an ISSUE id, alias or ref, or --log FILE (try `inductor-doctor list`)"
+        )
     from inductor_doctor.explain import explain_issue
 
     text = explain_issue(issue, fmt.value)
@@ -198,10 +228,12 @@ def list_(
 
 @app.command()
 def plan(
-    specs: Optional[List[str]] = typer.Argument(None, metavar="[SPEC]...",
-                                                help="Requirement specs, e.g. torch==2.5.1 triton==3.1.0"),
-    requirements: Optional[List[Path]] = typer.Option(None, "-r", "--requirements", metavar="FILE",
-                                                      help="A requirements file or pyproject.toml."),
+    specs: Optional[List[str]] = typer.Argument(
+        None, metavar="[SPEC]...", help="Requirement specs, e.g. torch==2.5.1 triton==3.1.0"
+    ),
+    requirements: Optional[List[Path]] = typer.Option(
+        None, "-r", "--requirements", metavar="FILE", help="A requirements file or pyproject.toml."
+    ),
     cxx: Optional[str] = typer.Option(None, "--cxx", envvar=_env("cxx")),
     cxxflags: Optional[str] = typer.Option(None, "--cxxflags", envvar=_env("cxxflags")),
     cuda: Optional[str] = typer.Option(None, "--cuda", envvar=_env("cuda")),
@@ -233,7 +265,9 @@ def plan(
 
 @app.command()
 def merge(
-    reports: List[Path] = typer.Argument(..., metavar="REPORT.json...", help="`check --format json` reports."),
+    reports: List[Path] = typer.Argument(
+        ..., metavar="REPORT.json...", help="`check --format json` reports."
+    ),
     fmt: Format = typer.Option(Format.text, "--format", envvar=_env("format")),
     fail_on: FailOn = typer.Option(FailOn.AFFECTED, "--fail-on", envvar=_env("fail_on")),
     fail_on_warnings: bool = typer.Option(False, "--fail-on-warnings", envvar=_env("fail_on_warnings")),

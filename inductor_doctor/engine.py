@@ -247,7 +247,9 @@ def run_checks(
             if outcomes:
                 for o in outcomes:
                     device = o.device or issue.devices[0].value
-                    status = Status.LIKELY if o.status is Status.AFFECTED and o.basis is Basis.VERSION else o.status
+                    status = o.status
+                    if status is Status.AFFECTED and o.basis is Basis.VERSION:
+                        status = Status.LIKELY  # a version table alone is a prediction
                     order.append((issue.id, device))
                     findings[(issue.id, device)] = _finding(issue, device, status, o.basis, o.reason)
             else:

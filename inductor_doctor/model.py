@@ -105,17 +105,17 @@ class Signature:
     note: str = ""
     flags: int = re.IGNORECASE
 
-    def compiled(self) -> "re.Pattern[str]":
+    def compiled(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)
 
-    def search(self, text: str) -> Optional["re.Match[str]"]:
+    def search(self, text: str) -> Optional[re.Match[str]]:
         return self.compiled().search(text)
 
 
-_PATTERNS: dict[tuple[str, int], "re.Pattern[str]"] = {}
+_PATTERNS: dict[tuple[str, int], re.Pattern[str]] = {}
 
 
-def _compile(pattern: str, flags: int) -> "re.Pattern[str]":
+def _compile(pattern: str, flags: int) -> re.Pattern[str]:
     key = (pattern, flags)
     if key not in _PATTERNS:
         _PATTERNS[key] = re.compile(pattern, flags)
@@ -229,7 +229,7 @@ class Finding:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Finding":
+    def from_dict(cls, d: Mapping[str, Any]) -> Finding:
         return cls(
             id=d["id"],
             title=d["title"],

@@ -178,7 +178,7 @@ def run_one(
                     start_new_session=True,
                 )
             except OSError as exc:
-                raise InterruptedError(f"could not start {job.python}: {exc.strerror or exc}")
+                raise InterruptedError(f"could not start {job.python}: {exc.strerror or exc}") from None
             groups.add(proc.pid)
             try:
                 returncode = proc.wait(timeout=job.timeout_s)
