@@ -86,8 +86,15 @@ def _outcome_for(outcomes: Sequence[RuleOutcome], device: str) -> Optional[RuleO
     return general[0] if general else None
 
 
-def _finding(issue: KnownIssue, device: str, status: Status, basis: Basis, reason: str,
-             duration_s: float = 0.0, evidence: Tuple[str, ...] = ()) -> Finding:
+def _finding(
+    issue: KnownIssue,
+    device: str,
+    status: Status,
+    basis: Basis,
+    reason: str,
+    duration_s: float = 0.0,
+    evidence: Tuple[str, ...] = (),
+) -> Finding:
     workarounds = issue.workarounds if status in (Status.AFFECTED, Status.LIKELY) else ()
     return Finding(
         id=issue.id,
@@ -204,20 +211,39 @@ class CheckResult:
     findings: List[Finding] = field(default_factory=list)
     canaries_run: int = 0
     duration_s: float = 0.0
+    interrupted: Optional[BaseException] = None  # set when SIGINT/SIGTERM cut the run short
 
 
 def _combine(p: _Pending, run: CanaryRun) -> Finding:
     status, reason, evidence = classify(p.issue, run)
     static = p.static
     if status is Status.NOT_APPLICABLE and static is not None:
-        return _finding(p.issue, p.device, static.status, static.basis,
-                        f"{static.reason}; canary: {reason}", run.duration_s)
-    if status is Status.INCONCLUSIVE and static is not None and static.status in (
-        Status.AFFECTED,
-        Status.LIKELY,
+        return _finding(
+            p.issue,
+            p.device,
+            static.status,
+            static.basis,
+            f"{static.reason}; canary: {reason}",
+            run.duration_s,
+        )
+    if (
+        status is Status.INCONCLUSIVE
+        and static is not None
+        and static.status
+        in (
+            Status.AFFECTED,
+            Status.LIKELY,
+        )
     ):
-        return _finding(p.issue, p.device, Status.LIKELY, static.basis,
-                        f"{static.reason}; canary inconclusive: {reason}", run.duration_s, evidence)
+        return _finding(
+            p.issue,
+            p.device,
+            Status.LIKELY,
+            static.basis,
+            f"{static.reason}; canary inconclusive: {reason}",
+            run.duration_s,
+            evidence,
+        )
     return _finding(p.issue, p.device, status, Basis.CANARY, reason, run.duration_s, evidence)
 
 
@@ -292,32 +318,50 @@ def run_checks(
             if static is not None:
                 findings[key] = _finding(issue, device, static.status, static.basis, static.reason)
             elif canary is not None and canary.deep and not options.deep:
-                findings[key] = _finding(issue, device, Status.INCONCLUSIVE, Basis.STATIC,
-                                         "this canary is slow and runs only with --deep")
+                findings[key] = _finding(
+                    issue,
+                    device,
+                    Status.INCONCLUSIVE,
+                    Basis.STATIC,
+                    "this canary is slow and runs only with --deep",
+                )
             else:
                 why = "--static skips canaries" if options.static else "no static rule applies"
-                findings[key] = _finding(issue, device, Status.INCONCLUSIVE, Basis.STATIC,
-                                         f"not checked: {why}")
+                findings[key] = _finding(
+                    issue, device, Status.INCONCLUSIVE, Basis.STATIC, f"not checked: {why}"
+                )
 
     if progress.on_plan:
         progress.on_plan(len(pending))
+    interrupted: Optional[BaseException] = None
     if pending:
         by_key = {p.job.key: p for p in pending}
-        runs = run_all([p.job for p in pending], options.jobs, progress.on_done, progress.on_start,
-                       groups)
-        for run in runs:
+        finished: List[CanaryRun] = []
+
+        def done(run: CanaryRun) -> None:
+            finished.append(run)
+            if progress.on_done:
+                progress.on_done(run)
+
+        try:
+            run_all([p.job for p in pending], options.jobs, done, progress.on_start, groups)
+        except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM turned into one: keep what finished
+            interrupted = exc
+        for run in list(finished):
             p = by_key[run.job.key]
             findings[(p.issue.id, p.device)] = _combine(p, run)
-        for p in pending:  # interrupted before it was scheduled
+        for p in pending:  # interrupted before it finished
             findings.setdefault(
                 (p.issue.id, p.device),
-                _finding(p.issue, p.device, Status.INCONCLUSIVE, Basis.CANARY,
-                         "interrupted before the canary ran"),
+                _finding(
+                    p.issue, p.device, Status.INCONCLUSIVE, Basis.CANARY, "interrupted before the canary ran"
+                ),
             )
     return CheckResult(
         findings=[findings[k] for k in order],
         canaries_run=len(pending),
         duration_s=time.monotonic() - start,
+        interrupted=interrupted,
     )
 
 

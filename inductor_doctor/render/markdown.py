@@ -1,0 +1,59 @@
+"""Markdown output, for pasting into a bug report or a CI summary (redacted by default)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping
+
+from inductor_doctor.render.text import ORDER, _devices, _env_line, summary_line
+
+ICON = {"affected": "❌", "likely": "⚠️", "inconclusive": "❔", "ok": "✅", "not-applicable": "➖"}
+
+
+def _cell(r: Mapping[str, Any]) -> str:
+    text = f"{ICON.get(r['status'], '')} {r['status']}"
+    return text + " (suppressed)" if r.get("suppressed") else text
+
+
+def _esc(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(data: Mapping[str, Any]) -> str:
+    results: List[Mapping[str, Any]] = list(data.get("results", []))
+    out: List[str] = [
+        f"### inductor-doctor {data['tool_version']} (knowledge base {data['kb_version']})",
+        "",
+        f"`{_esc(_env_line(data.get('environment', {})))}`",
+        "",
+    ]
+    if results:
+        devices = _devices(results)
+        out.append("| issue | " + " | ".join(devices) + " |")
+        out.append("|---|" + "---|" * len(devices))
+        rows: Dict[str, Dict[str, Mapping[str, Any]]] = {}
+        for r in results:
+            rows.setdefault(r["id"], {})[r["device"]] = r
+        for issue_id, cells in rows.items():
+            out.append(
+                f"| `{issue_id}` | "
+                + " | ".join(_cell(cells[d]) if d in cells else "·" for d in devices)
+                + " |"
+            )
+        out.append("")
+    worrying = sorted(
+        (r for r in results if r["status"] in ("affected", "likely", "inconclusive")),
+        key=lambda r: ORDER.index(r["status"]),
+    )
+    for r in worrying:
+        out.append(f"#### {ICON[r['status']]} `{r['id']}` on `{r['device']}`: {r['status']}")
+        out.append("")
+        out.append(f"{_esc(r['title'])}. {_esc(r['reason'])}")
+        if r.get("evidence"):
+            out += ["", "```", *r["evidence"], "```"]
+        for w in r.get("workarounds") or []:
+            out.append(f"- {_esc(w['text'])}" + (f": `{w['command']}`" if w.get("command") else ""))
+        if r.get("upstream"):
+            out.append(f"- upstream: {', '.join(r['upstream'])}")
+        out.append("")
+    out.append(f"**Summary:** {summary_line(data.get('summary', {}))}")
+    return "\n".join(out) + "\n"
