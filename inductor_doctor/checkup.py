@@ -230,7 +230,7 @@ def run_check(request: CheckRequest) -> Report:
         meta["exit_code"] = int(
             ExitCode.TERMINATED if isinstance(interrupted, Terminated) else ExitCode.INTERRUPTED
         )
-    elif key and not target_error:
+    elif key and not target_error and not (result is not None and result.transient):
         raw = Report("check", environment, findings, __version__, KB_VERSION, meta).to_dict()
         why = cache.store(key, raw)
         if why:

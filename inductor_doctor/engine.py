@@ -212,6 +212,7 @@ class CheckResult:
     canaries_run: int = 0
     duration_s: float = 0.0
     interrupted: Optional[BaseException] = None  # set when SIGINT/SIGTERM cut the run short
+    transient: bool = False  # a canary timed out: worth re-running, not worth caching
 
 
 def _combine(p: _Pending, run: CanaryRun) -> Finding:
@@ -334,9 +335,9 @@ def run_checks(
     if progress.on_plan:
         progress.on_plan(len(pending))
     interrupted: Optional[BaseException] = None
+    finished: List[CanaryRun] = []
     if pending:
         by_key = {p.job.key: p for p in pending}
-        finished: List[CanaryRun] = []
 
         def done(run: CanaryRun) -> None:
             finished.append(run)
@@ -362,6 +363,7 @@ def run_checks(
         canaries_run=len(pending),
         duration_s=time.monotonic() - start,
         interrupted=interrupted,
+        transient=any(run.timed_out for run in finished) if pending else False,
     )
 
 
