@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 
@@ -152,6 +153,9 @@ class RuleOutcome:
 
 
 StaticRule = Callable[["Facts"], Sequence[RuleOutcome]]
+#: `plan`'s per-issue hook: the planned stack (versions, compiler, flags, GPU, driver, Python) in,
+#: predictions out. Issues without one are judged on their `affected` specifiers alone.
+PlanPredictor = Callable[["PlanInput"], Sequence[RuleOutcome]]
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,7 @@ class KnownIssue:
     canary: Optional[Canary] = None
     docs_page: Optional[str] = None  # absolute path; None: docs/issues/<id>.md of this package
     source: str = "builtin"  # or the distribution name of the plugin that provided it
+    predict: Optional[PlanPredictor] = None  # `plan` hook for conditions beyond package versions
 
     def to_dict(self) -> dict[str, Any]:
         return {
