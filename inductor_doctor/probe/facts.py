@@ -7,8 +7,9 @@ Every field may be missing (`None`): a probe that could not find or read somethi
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 
 @dataclass
@@ -27,6 +28,10 @@ class PythonInfo:
     libstdcxx_cxxabi_max: Optional[str] = None  # e.g. "1.3.13"
     site_packages: List[str] = field(default_factory=list)
     error: Optional[str] = None  # set when the target interpreter could not be queried at all
+    prefix: Optional[str] = None  # sys.prefix (the venv or conda env)
+    base_prefix: Optional[str] = None
+    gil_disabled: Optional[bool] = None
+    notes: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -42,6 +47,7 @@ class TorchInfo:
     lib_dir: Optional[str] = None
     libtorch_cpu: Optional[str] = None
     triton_pin: Optional[str] = None  # requirement torch's metadata pins, e.g. "==3.6.0"
+    triton_requirement: Optional[str] = None  # the whole Requires-Dist line, markers included
     import_ok: Optional[bool] = None  # filled by the live probe
     import_error: Optional[str] = None
     notes: List[str] = field(default_factory=list)
@@ -54,6 +60,8 @@ class TritonInfo:
     distribution: Optional[str] = None  # "triton", "pytorch-triton", "triton-windows", ...
     bundled_ptxas: Optional[str] = None
     bundled_ptxas_version: Optional[str] = None
+    import_ok: Optional[bool] = None  # filled by the live probe
+    import_error: Optional[str] = None
     notes: List[str] = field(default_factory=list)
 
 
@@ -65,6 +73,7 @@ class GPUInfo:
     memory_mib: Optional[int] = None
     sm_count: Optional[int] = None  # multiprocessors; known from the live probe
     uuid: Optional[str] = None
+    big_gpu: Optional[bool] = None  # torch._inductor.utils.is_big_gpu, from the live probe
 
     @property
     def device(self) -> str:
@@ -81,6 +90,8 @@ class CudaInfo:
     libcuda_paths: List[str] = field(default_factory=list)  # what a loader search finds
     libcuda_so_unversioned: Optional[bool] = None  # is a plain libcuda.so findable (Triton links it)
     gpus: List[GPUInfo] = field(default_factory=list)
+    cudnn_version: Optional[str] = None  # the cuDNN torch loads (live probe)
+    nvidia_smi: Optional[str] = None  # path of the nvidia-smi that answered
     notes: List[str] = field(default_factory=list)
 
 
@@ -96,6 +107,8 @@ class CompilerInfo:
     openmp: Optional[bool] = None  # `#include <omp.h>` compiles with -fopenmp
     python_h: Optional[bool] = None  # `#include <Python.h>` compiles with the target's include dir
     error: Optional[str] = None
+    version_line: Optional[str] = None  # the first line of `--version`
+    chosen_by: Optional[str] = None  # why this one: "CXX", "default search", ...
     notes: List[str] = field(default_factory=list)
 
 
@@ -111,6 +124,10 @@ class AbiInfo:
     missing: List[str] = field(default_factory=list)
     exported_spelling: Optional[str] = None
     duration_s: float = 0.0
+    compiler_path: Optional[str] = None
+    compiler_version: Optional[str] = None  # e.g. "clang 19.1.7"
+    library: Optional[str] = None  # the libtorch_cpu.so looked up
+    torch_version: Optional[str] = None
 
 
 @dataclass
@@ -139,6 +156,39 @@ class Facts:
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Facts:
+        """The inverse of `to_dict` (for cached or merged reports); unknown keys are ignored."""
+        return _build(cls, d)
+
     @property
     def gpus(self) -> List[GPUInfo]:
         return self.cuda.gpus
+
+
+def _build(cls: Any, d: Any) -> Any:
+    """A dataclass from a dict, recursing into the nested fact sections by their type hints."""
+    if d is None or not dataclasses.is_dataclass(cls) or not isinstance(d, Mapping):
+        return d
+    hints = typing.get_type_hints(cls)
+    kwargs: Dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in d:
+            continue
+        kwargs[f.name] = _convert(hints.get(f.name), d[f.name])
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is typing.Union:  # Optional[X]
+        inner = [a for a in args if a is not type(None)]
+        return _convert(inner[0], value) if len(inner) == 1 else value
+    if origin in (list, List) and args and dataclasses.is_dataclass(args[0]):
+        return [_build(args[0], v) for v in value]
+    if dataclasses.is_dataclass(hint):
+        return _build(hint, value)
+    return value

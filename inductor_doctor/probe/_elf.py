@@ -1,0 +1,134 @@
+"""ELF reading with pyelftools: symbol lookups through the dynamic hash table, notes, versions.
+
+libtorch_cpu.so is about 400 MB with ~300k dynamic symbols; scanning them in Python takes seconds.
+The loader itself never scans: it hashes the name and walks one bucket of `.gnu.hash` (or the
+SysV `.hash`). We do the same, so a lookup costs about a millisecond. Everything here returns
+None/empty for a file that is missing or not ELF: the callers turn that into a note.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import IO, Iterator, List, Optional, Tuple
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.dynamic import DynamicSegment
+from elftools.elf.elffile import ELFFile
+from elftools.elf.gnuversions import GNUVerDefSection
+from elftools.elf.hash import ELFHashSection, ELFHashTable, GNUHashSection, GNUHashTable
+
+ELF_ERRORS = (OSError, ELFError, ValueError, KeyError, AttributeError, TypeError, IndexError)
+
+
+@contextmanager
+def open_elf(path: str) -> Iterator[ELFFile]:
+    """An ELFFile over an open file; raises OSError/ELFError like `open` and pyelftools do."""
+    stream: IO[bytes] = open(path, "rb")
+    try:
+        yield ELFFile(stream)
+    finally:
+        stream.close()
+
+
+class SymbolIndex:
+    """Name → defined dynamic symbol, through the file's own hash table (never a full scan)."""
+
+    def __init__(self, elf: ELFFile) -> None:
+        self._tables: List[object] = []
+        for sec in elf.iter_sections():
+            if isinstance(sec, (GNUHashSection, ELFHashSection)):
+                self._tables.append(sec)
+        if not self._tables:  # section headers stripped: the dynamic segment still has them
+            for seg in elf.iter_segments():
+                if isinstance(seg, DynamicSegment):
+                    _, gnu = seg.get_table_offset("DT_GNU_HASH")
+                    if gnu is not None:
+                        self._tables.append(GNUHashTable(elf, gnu, seg))
+                    _, sysv = seg.get_table_offset("DT_HASH")
+                    if sysv is not None:
+                        self._tables.append(ELFHashTable(elf, sysv, None, seg))
+        # .gnu.hash first: it has a bloom filter and holds only defined symbols.
+        self._tables.sort(key=lambda t: 0 if isinstance(t, GNUHashTable) else 1)
+
+    @property
+    def usable(self) -> bool:
+        return bool(self._tables)
+
+    def defines(self, name: str) -> bool:
+        """Whether the library exports a definition of `name` (an undefined import does not count)."""
+        for table in self._tables:
+            sym = table.get_symbol(name)  # type: ignore[attr-defined]
+            if sym is not None and sym["st_shndx"] != "SHN_UNDEF":
+                return True
+        return False
+
+
+def comment_strings(elf: ELFFile) -> List[str]:
+    """The `.comment` section: one string per toolchain that contributed objects (GCC, clang, ...)."""
+    sec = elf.get_section_by_name(".comment")
+    if sec is None:
+        return []
+    data = sec.data()
+    return [s.decode("utf-8", "replace").strip() for s in data.split(b"\0") if s.strip()]
+
+
+_GCC = re.compile(r"GCC: \([^)]*\) (\d+(?:\.\d+)*)")
+_CLANG = re.compile(r"clang version (\d+(?:\.\d+)*)")
+
+
+def built_with(comments: List[str]) -> Optional[str]:
+    """The compiler that built the library: the first GCC or clang `.comment` entry.
+
+    A library's `.comment` also lists the toolchains of static objects linked in (crt files, oneDNN
+    built with icx, ...); the linker merges them in link order, and the main compiler's objects come
+    first in torch's wheels. The others stay visible in the notes.
+    """
+    for s in comments:
+        m = _GCC.search(s)
+        if m:
+            return f"GCC {m.group(1)}"
+        m = _CLANG.search(s)
+        if m:
+            return f"{'Apple ' if 'Apple' in s else ''}clang {m.group(1)}"
+    return comments[0] if comments else None
+
+
+def version_definitions(elf: ELFFile) -> List[str]:
+    """The symbol versions a library defines (`GLIBCXX_3.4.30`, `CXXABI_1.3.13`, ...)."""
+    out: List[str] = []
+    for sec in elf.iter_sections():
+        if isinstance(sec, GNUVerDefSection):
+            for _verdef, auxiter in sec.iter_versions():
+                for aux in auxiter:
+                    out.append(aux.name)
+                    break  # the first aux entry names the version; the rest are its parents
+    return out
+
+
+def max_version(names: List[str], prefix: str) -> Optional[str]:
+    """The highest `PREFIX_x.y.z` among `names`, as `x.y.z`."""
+    best: Optional[Tuple[int, ...]] = None
+    for n in names:
+        if not n.startswith(prefix + "_"):
+            continue
+        parts = n[len(prefix) + 1 :].split(".")
+        if not all(p.isdigit() for p in parts):
+            continue
+        v = tuple(int(p) for p in parts)
+        if best is None or v > best:
+            best = v
+    return ".".join(str(p) for p in best) if best else None
+
+
+def undefined_symbols(path: str) -> List[str]:
+    """The undefined symbols an object file references (its `.symtab`, or `.dynsym` for a .so)."""
+    out: List[str] = []
+    with open_elf(path) as elf:
+        sec = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
+        if sec is None:
+            return out
+        for sym in sec.iter_symbols():  # an object from a one-line TU: a handful of symbols
+            if sym.name and sym["st_shndx"] == "SHN_UNDEF":
+                out.append(sym.name)
+    return out

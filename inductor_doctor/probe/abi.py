@@ -1,0 +1,196 @@
+"""The const_data_ptr ABI check: does this compiler name `TensorBase::const_data_ptr<int64_t>` the
+way libtorch exports it?
+
+torch 2.5–2.11 declare `template <typename T, std::enable_if_t<!std::is_const_v<T>, int> = 0>
+const T* const_data_ptr() const`. Clang ≥ 18 mangles that second template parameter with the new
+Itanium `Tn` prefix, GCC (which builds the official libtorch) does not, so an extension built with
+clang references a symbol libtorch never defines: `undefined symbol: ..const_data_ptrIlTnNSt9enable_if..`
+at import time (flashinfer-ai/flashinfer#872, pytorch/pytorch#169926).
+
+Rather than predict that from version numbers, we ask the compiler: compile the one-line TU that
+uses the function against the installed headers, with the flags an extension build would use
+(`CXX`/`c++`, `CXXFLAGS`, torch's `_GLIBCXX_USE_CXX11_ABI`), read the object's undefined symbols
+with pyelftools and look each up in libtorch_cpu.so's dynamic hash table. No torch import, no
+binutils: a torch whose import fails still gets a verdict. It costs one compile, about a second.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import tempfile
+import threading
+import time
+from typing import Dict, List, Mapping, Optional, Tuple
+
+from inductor_doctor.probe import _elf, compiler
+from inductor_doctor.probe._proc import c_locale_env, first_error_line, run
+from inductor_doctor.probe.facts import AbiInfo, TorchInfo
+
+TU = (
+    "#include <ATen/core/TensorBase.h>\n"
+    "const int64_t* probe(const at::TensorBase& t) { return t.const_data_ptr<int64_t>(); }\n"
+)
+HEADER = os.path.join("ATen", "core", "TensorBase.h")
+
+#: How GCC spells `const_data_ptr<long>` in the libtorch builds we know: torch ≤ 2.11 (with the
+#: enable_if default argument) and torch ≥ 2.12 (plain `template <typename T>`).
+EXPECTED_SPELLINGS = (
+    "_ZNK2at10TensorBase14const_data_ptrIlLi0EEEPKT_v",
+    "_ZNK2at10TensorBase14const_data_ptrIlEEPKT_v",
+)
+
+COMPILE_TIMEOUT_S = 60.0
+
+_lock = threading.Lock()
+_cache: Dict[Tuple[object, ...], AbiInfo] = {}
+
+
+def _stat_key(path: str) -> Tuple[str, float, int]:
+    st = os.stat(path)
+    return (os.path.realpath(path), st.st_mtime, st.st_size)
+
+
+def _flags(torch: TorchInfo, env: Mapping[str, str]) -> Tuple[List[str], List[str]]:
+    """`(flags shown to the user, include flags)`; CXXFLAGS last so that the user's choice wins."""
+    shown = ["-std=c++17"]
+    if torch.cxx11_abi is not None:
+        shown.append(f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.cxx11_abi)}")
+    try:
+        shown += shlex.split(env.get("CXXFLAGS", ""))
+    except ValueError:
+        shown += env.get("CXXFLAGS", "").split()
+    inc = torch.include_dir or ""
+    includes = ["-I", inc, "-I", os.path.join(inc, "torch", "csrc", "api", "include")]
+    return shown, includes
+
+
+def check(
+    torch: Optional[TorchInfo],
+    env: Optional[Mapping[str, str]] = None,
+    timeout_s: float = COMPILE_TIMEOUT_S,
+) -> AbiInfo:
+    """The verdict for `torch` with the compiler an extension build would use. Never raises."""
+    start = time.monotonic()
+    env = env if env is not None else os.environ
+    try:
+        info = _check(torch, env, timeout_s)
+    except Exception as exc:  # a doctor bug must not hide the rest of the probe
+        info = AbiInfo(status="inconclusive", reason=f"the ABI check failed: {type(exc).__name__}: {exc}")
+    info.duration_s = time.monotonic() - start
+    return info
+
+
+def _check(torch: Optional[TorchInfo], env: Mapping[str, str], timeout_s: float) -> AbiInfo:
+    if torch is None:
+        return AbiInfo(status="not-applicable", reason="torch is not installed for this interpreter")
+    info = AbiInfo(torch_version=torch.version)
+    if not torch.include_dir or not os.path.isfile(os.path.join(torch.include_dir, HEADER)):
+        info.status = "not-applicable"
+        info.reason = (
+            f"torch {torch.version or ''} ships no C++ headers ({HEADER}): no extension builds against it"
+        )
+        return info
+    if not torch.libtorch_cpu or not os.path.isfile(torch.libtorch_cpu):
+        info.status = "inconclusive"
+        info.reason = "torch has headers but no libtorch_cpu.so to look the symbol up in"
+        return info
+    info.library = torch.libtorch_cpu
+    command, why = compiler.extension_cxx(env)
+    info.compiler = command
+    flags, includes = _flags(torch, env)
+    info.flags = flags
+    path = compiler.resolve(command, env)
+    if path is None:
+        info.status = "inconclusive"
+        info.reason = f"no C++ compiler: `{command}` ({why}) is not on PATH"
+        return info
+    info.compiler_path = path
+    kind, version, _ = compiler.identify(path)
+    info.compiler_version = f"{kind or 'compiler'} {version}" if version else kind
+    key = (_stat_key(path), tuple(flags), _stat_key(torch.libtorch_cpu), torch.include_dir)
+    with _lock:
+        cached = _cache.get(key)
+    if cached is not None:
+        return _copy(cached, info)
+    _compile_and_compare(info, path, flags, includes, timeout_s)
+    if info.status in ("ok", "affected"):
+        with _lock:
+            _cache[key] = info
+    return info
+
+
+def _copy(cached: AbiInfo, into: AbiInfo) -> AbiInfo:
+    for field in ("status", "reason", "referenced", "missing", "exported_spelling"):
+        value = getattr(cached, field)
+        setattr(into, field, list(value) if isinstance(value, list) else value)
+    return into
+
+
+def _describe(info: AbiInfo) -> str:
+    who = info.compiler or "?"
+    if info.compiler_version:
+        who += f" ({info.compiler_version})"
+    return f"{who} with {' '.join(info.flags)}"
+
+
+def _compile_and_compare(
+    info: AbiInfo, path: str, flags: List[str], includes: List[str], timeout_s: float
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="indoc-abi-") as tmp:
+        src = os.path.join(tmp, "const_data_ptr_probe.cpp")
+        obj = os.path.join(tmp, "const_data_ptr_probe.o")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(TU)
+        res = run([path, *flags, *includes, "-c", src, "-o", obj], timeout_s=timeout_s,
+                  env=c_locale_env(), cwd=tmp)
+        if not res.ok:
+            info.status = "inconclusive"
+            if res.timed_out:
+                info.reason = f"{_describe(info)}: compiling the probe timed out after {timeout_s:g}s"
+            else:
+                line = (first_error_line(res.stderr) or res.why()).replace(tmp + os.sep, "")
+                info.reason = f"{_describe(info)} cannot compile the probe: {line}"
+            return
+        try:
+            undefined = _elf.undefined_symbols(obj)
+        except _elf.ELF_ERRORS as exc:
+            info.status = "inconclusive"
+            info.reason = f"cannot read the probe object as ELF: {exc}"
+            return
+    info.referenced = sorted({s for s in undefined if "const_data_ptr" in s})
+    try:
+        with _elf.open_elf(info.library or "") as elf:
+            index = _elf.SymbolIndex(elf)
+            if not index.usable:
+                info.status = "inconclusive"
+                info.reason = f"{info.library} has no dynamic hash table to look symbols up in"
+                return
+            info.missing = [s for s in info.referenced if not index.defines(s)]
+            if info.missing:
+                info.exported_spelling = next((s for s in EXPECTED_SPELLINGS if index.defines(s)), None)
+    except _elf.ELF_ERRORS as exc:
+        info.status = "inconclusive"
+        info.reason = f"cannot read {info.library} as ELF: {exc}"
+        return
+    torch_name = f"libtorch_cpu.so (torch {info.torch_version})" if info.torch_version else "libtorch_cpu.so"
+    if not info.referenced:
+        info.status = "ok"
+        info.reason = f"{_describe(info)} references no const_data_ptr symbol (nothing to mismatch)"
+    elif not info.missing:
+        info.status = "ok"
+        info.reason = f"{_describe(info)} references {info.referenced[0]}, which {torch_name} exports"
+    else:
+        info.status = "affected"
+        exported = (
+            f"it exports {info.exported_spelling}"
+            if info.exported_spelling
+            else "it exports neither GCC spelling " + " nor ".join(EXPECTED_SPELLINGS)
+        )
+        hint = ""
+        if "Tn" in info.missing[0] and (info.compiler_version or "").startswith("clang"):
+            hint = " (clang >= 18 mangling; -fclang-abi-compat=17 or g++ avoids it)"
+        info.reason = (
+            f"{_describe(info)} references {info.missing[0]}, which {torch_name} does not export; "
+            f"{exported}{hint}"
+        )

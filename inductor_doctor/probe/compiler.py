@@ -1,0 +1,289 @@
+"""The C and C++ compilers the compile stack would use, and what they can actually compile.
+
+Which compiler, mirrored from the sources (read, not imported):
+
+* Inductor's C++ backend, `torch/_inductor/cpp_builder.py::get_cpp_compiler`: it searches
+  `config.cpp.cxx = (None, os.environ.get("CXX", "clang++" if darwin else "g++"))` and keeps the
+  first entry whose `[cxx, "--version"]` runs. `None` is a conda-installed g++, tried only with
+  `TORCH_INDUCTOR_INSTALL_GXX` set. The entry is one executable (`CXX="ccache g++"` fails there).
+* C++ extensions, `torch/utils/cpp_extension.py::get_cxx_compiler`: `CXX`, else `c++`.
+* Triton's launcher stub, `triton/runtime/build.py::get_cc`: `CC`, else `gcc`, else `clang`.
+
+What it can do is asked of the compiler itself: three tiny translation units, compiled in
+parallel, each under a timeout (a wedged compiler must not wedge the doctor). Answers are cached
+per (binary, mtime, size, test) for the life of the process.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, Mapping, Optional, Tuple
+
+from inductor_doctor.probe._proc import ProcResult, c_locale_env, first_error_line, run
+from inductor_doctor.probe.facts import CompilerInfo
+
+COMPILE_TIMEOUT_S = 20.0
+
+TRIVIAL_CXX = 'extern "C" int inductor_doctor_probe(int x) { return x + 1; }\n'
+TRIVIAL_C = "int inductor_doctor_probe(int x) { return x + 1; }\n"
+OPENMP_CXX = '#include <omp.h>\nextern "C" int inductor_doctor_probe() { return omp_get_max_threads(); }\n'
+PYTHON_H = "#include <Python.h>\nint inductor_doctor_probe(void) { return Py_IsInitialized(); }\n"
+
+
+def _inductor_cache_dir(env: Mapping[str, str]) -> str:
+    """torch._inductor.runtime.cache_dir_utils.default_cache_dir: /tmp/torchinductor_<user>."""
+    if env.get("TORCHINDUCTOR_CACHE_DIR"):
+        return env["TORCHINDUCTOR_CACHE_DIR"]
+    try:
+        user = getpass.getuser()
+    except Exception:  # no passwd entry in some containers
+        user = "unknown"
+    return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r"[\\/:*?\"<>|]", "_", user))
+
+
+def inductor_cxx_candidates(env: Mapping[str, str]) -> Tuple[Tuple[str, str], ...]:
+    """`(command, why)` in the order Inductor's `cpp_compiler_search` tries them."""
+    out = []
+    if sys.platform == "linux" and env.get("TORCH_INDUCTOR_INSTALL_GXX"):
+        out.append(
+            (os.path.join(_inductor_cache_dir(env), "gcc", "bin", "g++"), "TORCH_INDUCTOR_INSTALL_GXX")
+        )
+    if env.get("CXX") is not None:
+        out.append((env["CXX"], "CXX"))
+    else:
+        out.append(("clang++" if sys.platform == "darwin" else "g++", "default (config.cpp.cxx)"))
+    return tuple(out)
+
+
+def extension_cxx(env: Mapping[str, str]) -> Tuple[str, str]:
+    """torch.utils.cpp_extension's compiler: `CXX`, else `c++`."""
+    if env.get("CXX"):
+        return env["CXX"], "CXX"
+    return "c++", "default (cpp_extension)"
+
+
+def triton_cc(env: Mapping[str, str]) -> Tuple[Optional[str], str]:
+    """Triton's launcher compiler: `CC`, else `gcc`, else `clang` on PATH."""
+    if env.get("CC"):
+        return env["CC"], "CC"
+    for name in ("gcc", "clang"):
+        if shutil.which(name, path=env.get("PATH")):
+            return name, "default (triton get_cc)"
+    return None, "default (triton get_cc)"
+
+
+_lock = threading.Lock()
+_identity: Dict[Tuple[str, float, int], Tuple[Optional[str], Optional[str], Optional[str]]] = {}
+_tests: Dict[Tuple[str, float, int, str, str], Tuple[bool, Optional[str]]] = {}
+
+
+def _key(path: str) -> Optional[Tuple[str, float, int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (os.path.realpath(path), st.st_mtime, st.st_size)
+
+
+def resolve(command: str, env: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The executable a `subprocess` call of `command` would run (PATH search unless it is a path)."""
+    if os.sep in command:
+        return command if os.access(command, os.X_OK) and os.path.isfile(command) else None
+    return shutil.which(command, path=(env or os.environ).get("PATH"))
+
+
+_CLANG_V = re.compile(r"clang version (\d+(?:\.\d+)*)")
+_ANY_V = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+
+
+def identify(
+    path: str, timeout_s: float = COMPILE_TIMEOUT_S
+) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    """`(kind, version, first --version line)`, as the compiler reports itself; cached."""
+    key = _key(path)
+    if key is not None:
+        with _lock:
+            if key in _identity:
+                return _identity[key]
+    res = run([path, "--version"], timeout_s=timeout_s, env=c_locale_env())
+    if not res.ok:
+        return None, None, None
+    text = res.stdout + res.stderr
+    first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    kind: Optional[str]
+    version: Optional[str] = None
+    if "clang" in first.lower():
+        kind = "apple-clang" if "Apple" in first else "clang"
+        m = _CLANG_V.search(first)
+        version = m.group(1) if m else None
+    elif "Free Software Foundation" in text or "(GCC)" in first or re.search(r"\bg(cc|\+\+)\b", first):
+        kind = "gcc"
+        dump = run([path, "-dumpfullversion", "-dumpversion"], timeout_s=timeout_s, env=c_locale_env())
+        version = dump.stdout.strip() if dump.ok and dump.stdout.strip() else None
+    elif "Intel" in first:
+        kind = "other"
+    elif "Microsoft" in text:
+        kind = "msvc"
+    else:
+        kind = "other"
+    if version is None:
+        m = _ANY_V.search(first)
+        version = m.group(1) if m else None
+    answer = (kind, version, first[:200] or None)
+    if key is not None:
+        with _lock:
+            _identity[key] = answer
+    return answer
+
+
+def try_compile(
+    path: str,
+    source: str,
+    lang: str,
+    args: Tuple[str, ...],
+    timeout_s: float = COMPILE_TIMEOUT_S,
+) -> Tuple[bool, Optional[str]]:
+    """Compile `source`; `(ok, first error line)`. Cached per binary, source and flags."""
+    key = _key(path)
+    cache_key = (key[0], key[1], key[2], source, lang + " " + " ".join(args)) if key else None
+    if cache_key is not None:
+        with _lock:
+            if cache_key in _tests:
+                return _tests[cache_key]
+    ext = ".cpp" if lang == "c++" else ".c"
+    with tempfile.TemporaryDirectory(prefix="indoc-cc-") as tmp:
+        src = os.path.join(tmp, "probe" + ext)
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(source)
+        out = os.path.join(tmp, "probe.so")
+        argv = [path, *args, src]
+        if "-fsyntax-only" not in args:
+            argv += ["-o", out]
+        res: ProcResult = run(argv, timeout_s=timeout_s, env=c_locale_env(), cwd=tmp)
+    if res.timed_out:
+        answer: Tuple[bool, Optional[str]] = (False, f"timed out after {timeout_s:g}s")
+    elif res.ok:
+        answer = (True, None)
+    else:
+        answer = (False, (first_error_line(res.stderr) or res.why()).replace(tmp, "<tmp>"))
+    if cache_key is not None and not res.timed_out:
+        with _lock:
+            _tests[cache_key] = answer
+    return answer
+
+
+def probe_compiler(
+    command: Optional[str],
+    chosen_by: str,
+    lang: str,
+    python_include: Optional[str],
+    openmp: bool,
+    env: Optional[Mapping[str, str]] = None,
+    timeout_s: float = COMPILE_TIMEOUT_S,
+    pool: Optional[ThreadPoolExecutor] = None,
+) -> CompilerInfo:
+    """Everything a CompilerInfo holds, for `command`; the compile tests run in parallel."""
+    info = CompilerInfo(command=command, chosen_by=chosen_by)
+    if not command:
+        info.works = False
+        info.error = "no compiler found on PATH"
+        return info
+    path = resolve(command, env)
+    if path is None:
+        info.works = False
+        info.error = f"`{command}` not found" + (" on PATH" if os.sep not in command else "")
+        return info
+    info.path = path
+    info.kind, info.version, info.version_line = identify(path, timeout_s)
+    if info.version_line is None:
+        info.works = False
+        info.error = f"`{command} --version` failed"
+        return info
+    base = ("-x", lang, "-shared", "-fPIC")
+    jobs = {"works": (TRIVIAL_CXX if lang == "c++" else TRIVIAL_C, base)}
+    if openmp:
+        jobs["openmp"] = (OPENMP_CXX, (*base, "-fopenmp"))
+    if python_include:
+        jobs["python_h"] = (PYTHON_H, ("-x", lang, "-fsyntax-only", "-I", python_include))
+    own_pool = pool is None
+    ex = pool or ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="indoc-cc")
+    try:
+        futures = {
+            k: ex.submit(try_compile, path, src, lang, args, timeout_s) for k, (src, args) in jobs.items()
+        }
+        results = {k: f.result() for k, f in futures.items()}
+    finally:
+        if own_pool:
+            ex.shutdown(wait=True)
+    info.works, err = results["works"]
+    if err:
+        info.error = f"cannot build a trivial shared object: {err}"
+    if "openmp" in results:
+        info.openmp, err = results["openmp"]
+        if err:
+            info.notes.append(f"OpenMP: {err}")
+    if "python_h" in results:
+        info.python_h, err = results["python_h"]
+        if err:
+            info.notes.append(f"Python.h: {err}")
+    else:
+        info.notes.append("Python.h not tested: the target's include directory is unknown")
+    return info
+
+
+def inductor_cxx(
+    python_include: Optional[str],
+    env: Optional[Mapping[str, str]] = None,
+    timeout_s: float = COMPILE_TIMEOUT_S,
+) -> CompilerInfo:
+    """The compiler Inductor's C++ backend would pick, probed (first candidate that runs wins)."""
+    env = env if env is not None else os.environ
+    candidates = inductor_cxx_candidates(env)
+    tried = []
+    for command, why in candidates:
+        path = resolve(command, env)
+        if path is not None and identify(path, timeout_s)[2] is not None:
+            info = probe_compiler(command, why, "c++", python_include, True, env, timeout_s)
+            if tried:
+                info.notes.append("skipped (does not run): " + ", ".join(tried))
+            _name_check(info)
+            return info
+        tried.append(command)
+    search = ", ".join(repr(c) for c, _ in candidates)
+    return CompilerInfo(
+        command=candidates[-1][0],
+        chosen_by=candidates[-1][1],
+        works=False,
+        error=f"No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, {search})",
+    )
+
+
+def _name_check(info: CompilerInfo) -> None:
+    """Inductor decides gcc-vs-clang from the command's *name*; say when that disagrees."""
+    name = os.path.basename(info.command or "")
+    is_clang = bool(re.search(r"clang", name))
+    is_gcc = not is_clang and bool(re.search(r"(gcc|g\+\+|gnu-c\+\+)", name))
+    if info.kind == "clang" and not is_clang:
+        info.notes.append(f"Inductor will not treat `{name}` as clang (it judges by the name)")
+    elif info.kind == "gcc" and not is_gcc:
+        info.notes.append(f"Inductor will not treat `{name}` as gcc (it judges by the name)")
+
+
+def triton_cc_info(
+    python_include: Optional[str],
+    env: Optional[Mapping[str, str]] = None,
+    timeout_s: float = COMPILE_TIMEOUT_S,
+) -> CompilerInfo:
+    env = env if env is not None else os.environ
+    command, why = triton_cc(env)
+    info = probe_compiler(command, why, "c", python_include, False, env, timeout_s)
+    if command is None:
+        info.error = "Failed to find C compiler (Triton looks for CC, gcc, clang)"
+    return info

@@ -1,0 +1,262 @@
+"""What only a live torch knows, asked in one short subprocess of the target interpreter.
+
+The script prints a first JSON line *before* `import torch` and a second one at the end. A torch
+whose import raises is reported (`import_ok: false` and the error); one whose import kills the
+process (a segfault in a CUDA library, an abort) is recognised by the missing second line and the
+signal. Either way it is a finding about the environment, never a failure of the doctor.
+
+The shared libraries are read from `/proc/self/maps` after cuDNN was asked for its version: that
+is what the process loaded, which is not necessarily what `ldconfig` or `pip list` suggest
+(pytorch/pytorch#78489).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import tempfile
+from typing import Any, Dict
+
+from inductor_doctor.probe import loader
+from inductor_doctor.probe._elf import ELF_ERRORS
+from inductor_doctor.probe._proc import run
+from inductor_doctor.probe.facts import Facts, GPUInfo, TorchInfo, TritonInfo
+
+MARKER = "@@INDUCTOR_DOCTOR_LIVE@@"
+
+# Python 3.8 syntax; runs inside the target interpreter.
+SCRIPT = r'''
+import json, os, sys, traceback
+if sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]
+def emit(d):
+    sys.stdout.write("\n" + MARKER + json.dumps(d) + "\n")
+    sys.stdout.flush()
+out = {"stage": "import torch"}
+emit(out)
+def err(exc):
+    lines = str(exc).strip().splitlines()
+    return "%s: %s" % (type(exc).__name__, lines[0] if lines else "")
+try:
+    import torch
+    out["import_ok"] = True
+except BaseException as exc:
+    out["import_ok"] = False
+    out["import_error"] = err(exc)
+    out["traceback"] = traceback.format_exc()[-3000:]
+    out["stage"] = "done"
+    emit(out)
+    sys.exit(0)
+def guard(key, fn):
+    out["stage"] = key
+    try:
+        out[key] = fn()
+    except Exception as exc:
+        out.setdefault("errors", {})[key] = err(exc)
+guard("torch_version", lambda: torch.__version__)
+guard("torch_file", lambda: os.path.dirname(torch.__file__))
+guard("cxx11_abi", lambda: bool(torch._C._GLIBCXX_USE_CXX11_ABI))
+guard("cuda_version", lambda: torch.version.cuda)
+guard("hip_version", lambda: getattr(torch.version, "hip", None))
+guard("cuda_available", lambda: bool(torch.cuda.is_available()))
+def _devices():
+    devs = []
+    if not out.get("cuda_available"):
+        return devs
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        devs.append({"index": i, "name": p.name, "sm": "%d.%d" % (p.major, p.minor),
+                     "memory_mib": int(p.total_memory // (1024 * 1024)),
+                     "sm_count": int(p.multi_processor_count)})
+    return devs
+guard("devices", _devices)
+guard("cudnn_version", lambda: torch.backends.cudnn.version() if out.get("cuda_available") else None)
+def _cudart():
+    import ctypes
+    for path in _maps():
+        if "libcudart" in os.path.basename(path):
+            v = ctypes.c_int(0)
+            if ctypes.CDLL(path).cudaRuntimeGetVersion(ctypes.byref(v)) == 0:
+                return "%d.%d" % (v.value // 1000, (v.value % 1000) // 10)
+    return None
+def _triton():
+    try:
+        import triton
+    except BaseException as exc:
+        return {"import_ok": False, "import_error": err(exc)}
+    return {"import_ok": True, "version": getattr(triton, "__version__", None),
+            "path": os.path.dirname(triton.__file__)}
+guard("triton", _triton)
+def _big():
+    if not out.get("devices"):
+        return None
+    from torch._inductor.utils import is_big_gpu
+    return [bool(is_big_gpu(d["index"])) for d in out["devices"]]
+guard("big_gpu", _big)
+def _maps():
+    seen = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].strip().startswith("/") and ".so" in parts[5]:
+                p = parts[5].strip()
+                if p not in seen:
+                    seen.append(p)
+    return seen
+guard("cudart_version", _cudart)
+guard("loaded", lambda: [p for p in _maps() if any(k in os.path.basename(p) for k in KEEP)])
+out["stage"] = "done"
+emit(out)
+'''
+
+#: The libraries whose loaded copy matters (basename substrings).
+KEEP = ("libstdc++", "libgcc_s", "libgomp", "libiomp", "libomp", "libcudnn", "libcudart", "libcublas",
+        "libnccl", "libcuda.so", "libnvrtc", "libtorch", "libc10", "libtriton", "libpython", "libtpu",
+        "_XLAC")
+
+
+def _script() -> str:
+    return f"MARKER = {MARKER!r}\nKEEP = {KEEP!r}\n" + SCRIPT
+
+
+def query(python: str, timeout_s: float = 60.0) -> Dict[str, Any]:
+    """The live probe's answer; always a dict, with `probe_error` when it did not finish."""
+    env = dict(os.environ)
+    # Keep the probe cheap and quiet: no compile workers, no Triton autotuning, no CUDA warm-up.
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    env.setdefault("PYTHONWARNINGS", "ignore")
+    with tempfile.TemporaryDirectory(prefix="indoc-live-") as tmp:
+        res = run([python, "-"], timeout_s=timeout_s, env=env, cwd=tmp, input=_script())
+    records = []
+    for line in res.stdout.splitlines():
+        if line.startswith(MARKER):
+            try:
+                records.append(json.loads(line[len(MARKER) :]))
+            except ValueError:
+                continue
+    last: Dict[str, Any] = records[-1] if records else {}
+    if last.get("stage") == "done":
+        return last
+    stage = last.get("stage", "start")
+    if res.error:
+        last["probe_error"] = res.error
+    elif res.timed_out:
+        last["probe_error"] = f"live probe timed out after {timeout_s:g}s at `{stage}`"
+    elif res.returncode is not None and res.returncode < 0:
+        try:
+            name = signal.Signals(-res.returncode).name
+        except ValueError:
+            name = f"signal {-res.returncode}"
+        last["probe_error"] = f"the process died with {name} at `{stage}`"
+    else:
+        tail = (res.stderr.strip().splitlines() or [""])[-1][:300]
+        last["probe_error"] = f"exited with code {res.returncode} at `{stage}`" + (
+            f": {tail}" if tail else ""
+        )
+    if not records:
+        last["probe_error"] += " (before it could start: is this a working Python?)"
+    elif stage == "import torch":
+        last["import_ok"] = False
+        last["import_error"] = f"import torch: {last['probe_error']}"
+    return last
+
+
+def merge(facts: Facts, live: Dict[str, Any]) -> None:
+    """Fold the live answer into `facts`: live values win, the raw answer stays in facts.live."""
+    facts.live = live
+    if facts.torch is None and "import_ok" in live:
+        if not live.get("import_ok"):
+            return  # no torch found statically and none importable: nothing to add
+        facts.torch = TorchInfo(notes=["found only by the live probe"])
+    torch = facts.torch
+    if torch is not None:
+        if "import_ok" in live:
+            torch.import_ok = bool(live["import_ok"])
+            torch.import_error = live.get("import_error")
+        elif live.get("probe_error"):
+            torch.notes.append(f"live probe: {live['probe_error']}")
+        if live.get("import_ok"):
+            torch.version = live.get("torch_version") or torch.version
+            torch.path = live.get("torch_file") or torch.path
+            if "cxx11_abi" in live:
+                if torch.cxx11_abi is not None and torch.cxx11_abi != live["cxx11_abi"]:
+                    torch.notes.append("the live C++11 ABI flag differs from the one read from libc10.so")
+                torch.cxx11_abi = live["cxx11_abi"]
+            if "cuda_version" in live:
+                torch.cuda = live["cuda_version"]
+    for key, value in sorted((live.get("errors") or {}).items()):
+        note = f"live probe, {key}: {value}"
+        if key.startswith("cud") or key in ("devices", "big_gpu"):
+            facts.cuda.notes.append(note)
+        elif torch is not None:
+            torch.notes.append(note)
+    _merge_cuda(facts, live)
+    _merge_triton(facts, live)
+    _merge_loaded(facts, live)
+
+
+def _merge_cuda(facts: Facts, live: Dict[str, Any]) -> None:
+    cuda = facts.cuda
+    if live.get("cudnn_version"):
+        cuda.cudnn_version = _cudnn(live["cudnn_version"])
+    if live.get("cudart_version"):
+        cuda.runtime_version = live["cudart_version"]
+    elif live.get("cuda_version") and not cuda.runtime_version:
+        cuda.runtime_version = live["cuda_version"]
+    by_index = {g.index: g for g in cuda.gpus}
+    big = live.get("big_gpu") or []
+    for i, d in enumerate(live.get("devices") or []):
+        gpu = by_index.get(d["index"])
+        if gpu is None:
+            gpu = GPUInfo(index=d["index"], name=d["name"])
+            cuda.gpus.append(gpu)
+        gpu.name = d.get("name") or gpu.name
+        gpu.sm = d.get("sm") or gpu.sm
+        gpu.memory_mib = gpu.memory_mib or d.get("memory_mib")
+        gpu.sm_count = d.get("sm_count")
+        if i < len(big):
+            gpu.big_gpu = big[i]
+    cuda.gpus.sort(key=lambda g: g.index)
+
+
+def _cudnn(value: Any) -> str:
+    """cuDNN reports 90100 for 9.1.0 (and 8902 for 8.9.2)."""
+    try:
+        v = int(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if v >= 10000:
+        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
+    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
+
+
+def _merge_triton(facts: Facts, live: Dict[str, Any]) -> None:
+    t = live.get("triton")
+    if not isinstance(t, dict):
+        return
+    if facts.triton is None:
+        if not t.get("import_ok"):
+            return
+        facts.triton = TritonInfo(notes=["found only by the live probe"])
+    facts.triton.import_ok = bool(t.get("import_ok"))
+    facts.triton.import_error = t.get("import_error")
+    if t.get("import_ok"):
+        facts.triton.version = t.get("version") or facts.triton.version
+        facts.triton.path = t.get("path") or facts.triton.path
+
+
+def _merge_loaded(facts: Facts, live: Dict[str, Any]) -> None:
+    static = facts.python.libstdcxx_path
+    for path in live.get("loaded") or []:
+        if not os.path.basename(path).startswith("libstdc++.so"):
+            continue
+        if static and os.path.realpath(static) == os.path.realpath(path):
+            continue
+        facts.python.notes.append(f"the live process loaded {path} (the static search guessed {static})")
+        facts.python.libstdcxx_path = path
+        try:
+            glibcxx, cxxabi = loader.libstdcxx_versions(path)
+        except ELF_ERRORS:
+            continue
+        facts.python.libstdcxx_glibcxx_max, facts.python.libstdcxx_cxxabi_max = glibcxx, cxxabi
