@@ -1,0 +1,180 @@
+"""clang >= 18 mangles `TensorBase::const_data_ptr<T>` differently from the GCC-built libtorch.
+
+The evidence is gathered by `inductor_doctor.probe.abi` (a one-line TU compiled with the user's
+compiler and flags, its undefined symbols looked up in libtorch_cpu.so), so the rule only reads
+`facts.abi`: it is conclusive either way, per compiler, and needs no torch import and no canary.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, List, Optional, Sequence
+
+from inductor_doctor.model import (
+    Basis,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan import PlanInput
+    from inductor_doctor.probe.facts import Facts
+
+#: torch versions whose headers declare `const_data_ptr` with the `enable_if` default argument
+#: (2.5.1 … 2.11.0 verified on the wheels; 2.12.0 and 2.13.0 declare a plain `template <typename T>`).
+AFFECTED_TORCH = ">=2.5,<2.12"
+FIRST_CLANG_WITH_NEW_MANGLING = 18
+
+_ABI_COMPAT = re.compile(r"^-fclang-abi-compat=(\d+)")
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    """The verdict the ABI probe reached, as the toolchain finding."""
+    abi = facts.abi
+    if abi.status is None:
+        return [RuleOutcome(Status.INCONCLUSIVE, "the const_data_ptr ABI probe did not run",
+                            Basis.STATIC, device="toolchain")]
+    try:
+        status = Status(abi.status)
+    except ValueError:
+        status = Status.INCONCLUSIVE
+    details = {
+        "compiler": abi.compiler,
+        "compiler_version": abi.compiler_version,
+        "flags": list(abi.flags),
+        "referenced": list(abi.referenced),
+        "missing": list(abi.missing),
+        "exported_spelling": abi.exported_spelling,
+        "library": abi.library,
+    }
+    reason = abi.reason or f"const_data_ptr ABI probe: {status.value}"
+    return [RuleOutcome(status, reason, Basis.STATIC, device="toolchain", details=details)]
+
+
+def _abi_compat(flags: Sequence[str]) -> Optional[int]:
+    value = None
+    for f in flags:  # the last one wins, as on a real command line
+        m = _ABI_COMPAT.match(f)
+        if m:
+            value = int(m.group(1))
+    return value
+
+
+def _v(status: Status, reason: str) -> List[RuleOutcome]:
+    return [RuleOutcome(status, reason, Basis.VERSION)]
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan`: torch headers with the enable_if form, built by clang >= 18 without the compat flag."""
+    torch = inp.package("torch")
+    if torch is None:
+        return _v(Status.NOT_APPLICABLE, "torch is not in the plan")
+    if inp.judge("torch", ">=2.12").share == "all":
+        return _v(Status.OK, f"{torch.describe()}: its headers declare a plain `template <typename T> "
+                  "const_data_ptr` (torch >= 2.12), which every compiler mangles alike")
+    cxx = inp.cxx
+    if cxx is None:
+        return _v(Status.NOT_APPLICABLE, "no --cxx in the plan: the skew needs an extension built by "
+                  "clang >= 18 (pass --cxx to predict it)")
+    if cxx.kind == "gcc":
+        return _v(Status.OK, f"{cxx.command} is GCC, which mangles const_data_ptr like the official "
+                  "(GCC-built) libtorch")
+    if cxx.kind != "clang":
+        return _v(Status.INCONCLUSIVE, f"cannot tell from its name which compiler `{cxx.command}` is; "
+                  "run `inductor-doctor check` where it is installed")
+    compat = _abi_compat(inp.cxxflags)
+    if compat is not None and compat < FIRST_CLANG_WITH_NEW_MANGLING:
+        return _v(Status.OK, f"-fclang-abi-compat={compat} keeps the pre-clang-18 mangling")
+    major = cxx.major
+    if major is not None and major < FIRST_CLANG_WITH_NEW_MANGLING:
+        return _v(Status.OK, f"clang {major} still uses the old mangling (it changed in clang 18)")
+    judged = inp.judge("torch", AFFECTED_TORCH)
+    if judged.share in ("none", "unknown"):
+        return _v(Status.INCONCLUSIVE, f"{torch.describe()}: only torch 2.5-2.11 are known to declare "
+                  "const_data_ptr with enable_if; run `inductor-doctor check` once installed")
+    if judged.share == "all":
+        torch_part = f"{torch.describe()} declares const_data_ptr with an enable_if default argument"
+    else:
+        torch_part = (f"{torch.describe()} may be a torch whose headers declare const_data_ptr with "
+                      f"enable_if (torch{AFFECTED_TORCH})")
+    if major is None:
+        return _v(Status.LIKELY, f"{torch_part}; `{cxx.command}` is clang of unknown version (clang >= 18 "
+                  "mangles it with `Tn`, which libtorch does not export)")
+    status = Status.AFFECTED if judged.share == "all" else Status.LIKELY
+    return _v(status, f"{torch_part}; clang {major} mangles it with `Tn`, a symbol libtorch does not "
+              "export (add -fclang-abi-compat=17 or use g++)")
+
+
+ISSUE = KnownIssue(
+    id="const-data-ptr-abi",
+    title="Extensions built with clang >= 18: undefined symbol at::TensorBase::const_data_ptr (Tn mangling)",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.TOOLCHAIN,),
+    upstream=(
+        "flashinfer-ai/flashinfer#872",
+        "pytorch/pytorch#169926",
+        "pytorch/pytorch#174898",
+        "pytorch/pytorch#175233",
+    ),
+    aliases=("clang-mangling", "const_data_ptr", "const-data-ptr", "clang-abi-compat"),
+    summary=(
+        "torch 2.5-2.11 declare `template <typename T, std::enable_if_t<!std::is_const_v<T>, int> = 0> "
+        "const T* const_data_ptr() const`. Clang 18 and later mangle that dependent non-type template "
+        "parameter with the new Itanium `Tn` prefix; GCC, which builds the official libtorch, does not. "
+        "A C++/CUDA extension built with clang >= 18 (FlashInfer, custom ops, cpp_extension JIT) then "
+        "references a symbol libtorch_cpu.so never exports, and fails at import with `undefined symbol`. "
+        "The doctor compiles the one-line call with your CXX and CXXFLAGS and looks the referenced "
+        "symbol up in libtorch_cpu.so, so the verdict is per compiler and flags."
+    ),
+    affected={"torch": AFFECTED_TORCH},
+    fixed={"torch": "2.12.0"},
+    signatures=(
+        Signature(
+            r"undefined symbol:?\s*_ZNK2at10TensorBase14const_data_ptrI\w*?TnNSt9enable_if\w*",
+            note="clang >= 18 mangling of at::TensorBase::const_data_ptr<T>() (not exported by libtorch)",
+        ),
+        Signature(
+            r"undefined (?:symbol|reference to)\W*[\w:<>,* ]*?"
+            r"at::TensorBase::const_data_ptr<[\w:, ]+>\(\) const",
+            note="the same missing symbol, demangled (llvm-cxxfilt/lld spelling)",
+        ),
+        Signature(
+            r"_ZNK2at10TensorBase14const_data_ptrI\w*?Tn\w*",
+            strength="partial",
+            note="the Tn-mangled const_data_ptr symbol in an nm/ldd listing",
+        ),
+    ),
+    workarounds=(
+        Workaround(
+            "Keep clang's pre-18 mangling for the extension build (for CUDA sources, pass it to the host "
+            "compiler too: -Xcompiler -fclang-abi-compat=17), then rebuild the extension",
+            'export CXXFLAGS="$CXXFLAGS -fclang-abi-compat=17"',
+            "env",
+        ),
+        Workaround(
+            "Build the extension with GCC, which mangles const_data_ptr the way libtorch exports it",
+            "export CXX=g++",
+            "env",
+        ),
+        Workaround(
+            "In the extension's source, call data_ptr<T>() or mutable_data_ptr<T>() (or the untyped "
+            "const_data_ptr() plus a cast) instead of const_data_ptr<T>(): they have no enable_if template "
+            "parameter and mangle the same with every compiler",
+            None,
+            "code",
+        ),
+        Workaround(
+            "Move to torch 2.12 or later, whose headers declare a plain template <typename T> "
+            "const_data_ptr, and rebuild the extension against it",
+            'pip install "torch>=2.12"',
+            "upgrade",
+        ),
+    ),
+    rule=rule,
+    predict=predict,
+)
