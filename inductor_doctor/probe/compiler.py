@@ -58,7 +58,7 @@ def inductor_cxx_candidates(env: Mapping[str, str]) -> Tuple[Tuple[str, str], ..
     if env.get("CXX") is not None:
         out.append((env["CXX"], "CXX"))
     else:
-        out.append(("clang++" if sys.platform == "darwin" else "g++", "default (config.cpp.cxx)"))
+        out.append(("clang++" if sys.platform == "darwin" else "g++", "config.cpp.cxx default"))
     return tuple(out)
 
 
@@ -66,7 +66,7 @@ def extension_cxx(env: Mapping[str, str]) -> Tuple[str, str]:
     """torch.utils.cpp_extension's compiler: `CXX`, else `c++`."""
     if env.get("CXX"):
         return env["CXX"], "CXX"
-    return "c++", "default (cpp_extension)"
+    return "c++", "cpp_extension default"
 
 
 def triton_cc(env: Mapping[str, str]) -> Tuple[Optional[str], str]:
@@ -75,8 +75,8 @@ def triton_cc(env: Mapping[str, str]) -> Tuple[Optional[str], str]:
         return env["CC"], "CC"
     for name in ("gcc", "clang"):
         if shutil.which(name, path=env.get("PATH")):
-            return name, "default (triton get_cc)"
-    return None, "default (triton get_cc)"
+            return name, "triton get_cc default"
+    return None, "triton get_cc default"
 
 
 _lock = threading.Lock()

@@ -206,6 +206,6 @@ def toolkit_info(
             info.ptxas_path = path
             release, full = ptxas_version(path)
             info.ptxas_version = release
-            info.notes.append(f"ptxas from {source}" + (f" (V{full})" if full else ""))
+            info.notes.append(f"ptxas: {source}" + (f" (V{full})" if full else ""))
             break
     return info

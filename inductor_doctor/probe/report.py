@@ -1,0 +1,234 @@
+"""The probe as a person reads it: one short section per component, problems marked, notes dimmed.
+
+`probe_to_text` is a pure function of the facts (a `Facts`, or its `to_dict()` as it sits in a
+report's `environment`). Colour is used only when asked for, or, by default, when stdout is a
+terminal and `NO_COLOR` is unset, so logs and pipes get plain text.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from typing import Any, List, Mapping, Optional, Tuple, Union
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from inductor_doctor.probe.facts import Facts
+
+GOOD, BAD, WARN, DIM = "green", "bold red", "yellow", "dim"
+STATUS_STYLE = {
+    "affected": BAD,
+    "likely": WARN,
+    "inconclusive": "magenta",
+    "ok": GOOD,
+    "not-applicable": DIM,
+}
+
+Row = Tuple[str, Union[str, Text]]
+
+
+def default_color() -> bool:
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _yes_no(value: Optional[bool], good: bool = True) -> Text:
+    if value is None:
+        return Text("unknown", style=DIM)
+    ok = value if good else not value
+    return Text("yes" if value else "no", style=GOOD if ok else BAD)
+
+
+def _v(value: Any) -> str:
+    return "-" if value is None or value == "" else str(value)
+
+
+def _python(py: Mapping[str, Any]) -> List[Row]:
+    if py.get("error"):
+        return [("interpreter", _v(py.get("executable"))), ("error", Text(str(py["error"]), style=BAD))]
+    impl = py.get("implementation") or "cpython"
+    flags = f", abiflags {py['abiflags']!r}" if py.get("abiflags") else ""
+    rows: List[Row] = [
+        ("interpreter", f"{py.get('executable')}"),
+        ("version", f"{py.get('version')} ({impl}{flags})"),
+        ("platform", f"{_v(py.get('platform'))} {_v(py.get('machine'))}, glibc {_v(py.get('glibc'))}"),
+    ]
+    if py.get("prefix") and py.get("prefix") != py.get("base_prefix"):
+        rows.append(("environment", f"{py['prefix']} (base {py.get('base_prefix')})"))
+    std = py.get("libstdcxx_path")
+    rows.append((
+        "libstdc++",
+        f"{std} (GLIBCXX {_v(py.get('libstdcxx_glibcxx_max'))}, CXXABI {_v(py.get('libstdcxx_cxxabi_max'))})"
+        if std else Text("not found", style=WARN),
+    ))
+    h = py.get("has_python_h")
+    rows.append(("Python.h", Text.assemble(_yes_no(h), f"  {_v(py.get('include_dir'))}")))
+    return rows
+
+
+def _torch(t: Optional[Mapping[str, Any]]) -> List[Row]:
+    if t is None:
+        return [("", Text("not installed", style=DIM))]
+    build = f"CUDA {t['cuda']}" if t.get("cuda") else f"ROCm/HIP {t['hip']}" if t.get("hip") else "CPU only"
+    rows: List[Row] = [
+        ("version", f"{_v(t.get('version'))} ({build})"),
+        ("path", _v(t.get("path"))),
+        ("git", _v(t.get("git_version"))),
+        ("C++11 ABI", _v(None if t.get("cxx11_abi") is None else int(bool(t["cxx11_abi"])))),
+        ("built with", _v(t.get("built_with"))),
+        ("triton pin", _v(t.get("triton_requirement"))),
+    ]
+    if t.get("import_ok") is not None:
+        rows.append((
+            "import torch",
+            Text("ok", style=GOOD) if t["import_ok"] else Text(f"FAILS: {t.get('import_error')}", style=BAD),
+        ))
+    return rows
+
+
+def _triton(tr: Optional[Mapping[str, Any]], torch: Optional[Mapping[str, Any]]) -> List[Row]:
+    if tr is None:
+        pinned = torch and torch.get("triton_pin")
+        return [("", Text("not installed" + (f" (torch pins {pinned})" if pinned else ""),
+                          style=WARN if pinned else DIM))]
+    version = Text(f"{_v(tr.get('version'))} ({_v(tr.get('distribution'))})")
+    pin = torch.get("triton_pin") if torch else None
+    if pin and tr.get("version"):
+        if _satisfies(str(tr["version"]), str(pin)) is False:
+            version.append(f"  torch pins {pin}", style=BAD)
+        else:
+            version.append(f"  torch pins {pin}", style=DIM)
+    rows: List[Row] = [("version", version), ("path", _v(tr.get("path")))]
+    if tr.get("bundled_ptxas"):
+        rows.append(("bundled ptxas", f"{tr['bundled_ptxas']} ({_v(tr.get('bundled_ptxas_version'))})"))
+    if tr.get("import_ok") is not None:
+        failed = Text(f"FAILS: {tr.get('import_error')}", style=BAD)
+        rows.append(("import triton", Text("ok", style=GOOD) if tr["import_ok"] else failed))
+    return rows
+
+
+def _satisfies(version: str, spec: str) -> Optional[bool]:
+    try:
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import Version
+
+        return SpecifierSet(spec).contains(Version(version), prereleases=True)
+    except Exception:
+        return None
+
+
+def _cuda(c: Mapping[str, Any]) -> List[Row]:
+    rows: List[Row] = [
+        ("driver", f"{_v(c.get('driver_version'))} (supports CUDA {_v(c.get('driver_cuda_version'))})"),
+        ("runtime", _v(c.get("runtime_version"))),
+    ]
+    if c.get("cudnn_version"):
+        rows.append(("cuDNN", str(c["cudnn_version"])))
+    rows.append(("ptxas", f"{_v(c.get('ptxas_path'))} ({_v(c.get('ptxas_version'))})"))
+    libcuda = c.get("libcuda_paths") or []
+    if libcuda:
+        plain = c.get("libcuda_so_unversioned")
+        rows.append(("libcuda", Text.assemble(", ".join(libcuda), "  libcuda.so: ", _yes_no(plain))))
+    gpus = c.get("gpus") or []
+    if not gpus:
+        rows.append(("GPUs", Text("none", style=DIM)))
+    for g in gpus:
+        mem = f"{g['memory_mib'] / 1024:.0f} GiB" if g.get("memory_mib") else "? GiB"
+        sms = f", {g['sm_count']} SMs" if g.get("sm_count") else ""
+        line = Text(f"{g.get('name')}, sm {_v(g.get('sm'))}, {mem}{sms}")
+        if g.get("big_gpu") is False:
+            line.append("  not a 'big GPU' for Inductor (max-autotune GEMM templates off)", style=WARN)
+        rows.append((f"cuda:{g.get('index')}", line))
+    return rows
+
+
+def _compiler(c: Mapping[str, Any], openmp: bool) -> List[Row]:
+    if not c.get("path"):
+        return [("command", _v(c.get("command"))), ("error", Text(_v(c.get("error")), style=BAD))]
+    rows: List[Row] = [
+        ("command", f"{c.get('command')} -> {c.get('path')}  ({_v(c.get('chosen_by'))})"),
+        ("version", f"{_v(c.get('kind'))} {_v(c.get('version'))}"),
+        ("works", _yes_no(c.get("works"))),
+    ]
+    if openmp:
+        rows.append(("OpenMP", _yes_no(c.get("openmp"))))
+    rows.append(("Python.h", _yes_no(c.get("python_h"))))
+    if c.get("error"):
+        rows.append(("error", Text(str(c["error"]), style=BAD)))
+    return rows
+
+
+def _abi(a: Mapping[str, Any]) -> List[Row]:
+    status = a.get("status") or "not checked"
+    return [
+        ("verdict", Text(status, style=STATUS_STYLE.get(status, DIM))),
+        ("reason", _v(a.get("reason"))),
+    ]
+
+
+def _xla(x: Optional[Mapping[str, Any]]) -> List[Row]:
+    if x is None:
+        return [("", Text("not installed", style=DIM))]
+    return [("version", _v(x.get("version"))), ("path", _v(x.get("path"))),
+            ("PJRT_DEVICE", _v(x.get("pjrt_device")))]
+
+
+def _env(env: Mapping[str, str]) -> List[Row]:
+    rows = [(k, v) for k, v in env.items() if k != "PATH"]
+    return rows or [("", Text("none of the variables that matter is set", style=DIM))]
+
+
+def _table(console: Console, title: str, rows: List[Row], notes: List[str]) -> None:
+    table = Table(title=title, title_justify="left", title_style="bold", show_header=False, box=None,
+                  pad_edge=False)
+    table.add_column("field", style=DIM, no_wrap=True)
+    table.add_column("value", overflow="fold")
+    for name, value in rows:
+        table.add_row(name, value)
+    for note in notes:
+        table.add_row("note", Text(note, style=DIM))
+    console.print(table)
+    console.print()
+
+
+def probe_to_text(facts: Union[Facts, Mapping[str, Any]], color: Optional[bool] = None,
+                  width: int = 110) -> str:
+    """A sectioned, readable probe report. Pure: the same facts give the same text."""
+    d: Mapping[str, Any] = facts.to_dict() if isinstance(facts, Facts) else facts
+    color = default_color() if color is None else color
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=color, no_color=not color, width=width,
+                      color_system="standard" if color else None, highlight=False, soft_wrap=False)
+    torch = d.get("torch")
+
+    def part(key: str) -> Mapping[str, Any]:
+        return d.get(key) or {}
+
+    def notes(key: str) -> List[str]:
+        return list(part(key).get("notes") or [])
+
+    sections = [
+        ("Python", _python(part("python")), notes("python")),
+        ("torch", _torch(torch), notes("torch")),
+        ("Triton", _triton(d.get("triton"), torch), notes("triton")),
+        ("CUDA", _cuda(part("cuda")), notes("cuda")),
+        ("C++ compiler (Inductor)", _compiler(part("cxx"), True), notes("cxx")),
+        ("C compiler (Triton launcher)", _compiler(part("cc"), False), notes("cc")),
+        ("const_data_ptr ABI", _abi(part("abi")), []),
+        ("torch_xla", _xla(d.get("xla")), notes("xla")),
+        ("Environment", _env(part("env")), []),
+    ]
+    for title, rows, notes in sections:
+        _table(console, title, rows, [n for n in notes if not n.startswith("libtorch_cpu.so .comment")])
+    how = "static + live" if d.get("live") is not None else "static (add --live for what only torch knows)"
+    console.print(Text(f"probed in {float(d.get('duration_s') or 0):.2f}s, {how}", style=DIM))
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
