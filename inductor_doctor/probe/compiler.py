@@ -101,6 +101,7 @@ def resolve(command: str, env: Optional[Mapping[str, str]] = None) -> Optional[s
 
 _CLANG_V = re.compile(r"clang version (\d+(?:\.\d+)*)")
 _ANY_V = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+_GNU_NAME = re.compile(r"(?:^|[\s/-])g(?:cc|\+\+)(?:-\d+)?(?:\s|$)")
 
 
 def identify(
@@ -123,7 +124,7 @@ def identify(
         kind = "apple-clang" if "Apple" in first else "clang"
         m = _CLANG_V.search(first)
         version = m.group(1) if m else None
-    elif "Free Software Foundation" in text or "(GCC)" in first or re.search(r"\bg(cc|\+\+)\b", first):
+    elif "Free Software Foundation" in text or "(GCC)" in first or _GNU_NAME.search(first):
         kind = "gcc"
         dump = run([path, "-dumpfullversion", "-dumpversion"], timeout_s=timeout_s, env=c_locale_env())
         version = dump.stdout.strip() if dump.ok and dump.stdout.strip() else None

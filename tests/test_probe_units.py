@@ -1,0 +1,272 @@
+"""Fast tests of the probe's parts on real inputs: real files, real processes, real ELF libraries."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from inductor_doctor.probe import _elf, compiler, cuda, live, relevant_env, target, torch_build
+from inductor_doctor.probe._proc import run
+from inductor_doctor.probe.facts import AbiInfo, CudaInfo, Facts, GPUInfo, PythonInfo, TorchInfo
+from inductor_doctor.probe.report import probe_to_text
+
+TORCH_DIR = Path(target.query(sys.executable)["modules"]["torch"])
+
+
+def test_run_kills_a_hung_process_group_at_the_deadline():
+    start = time.monotonic()
+    res = run(["sh", "-c", "sleep 30 & sleep 30"], timeout_s=0.5)
+    assert res.timed_out and not res.ok
+    assert time.monotonic() - start < 5
+
+
+def test_run_reports_a_missing_program_instead_of_raising():
+    res = run(["/nonexistent/compiler", "--version"])
+    assert res.error and "cannot run" in res.error and not res.ok
+
+
+def test_target_query_of_this_interpreter():
+    t = target.query(sys.executable)
+    assert t["version"] == ".".join(str(n) for n in sys.version_info[:3])
+    assert t["modules"]["torch"] == str(TORCH_DIR)
+    assert "torch" in t["packages"]
+
+
+def test_target_script_runs_on_the_oldest_supported_syntax():
+    import ast
+
+    ast.parse(target._script(), feature_version=(3, 8))
+    ast.parse(live._script(), feature_version=(3, 8))
+
+
+def test_target_ignores_a_shadowing_torch_in_the_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "torch").mkdir()
+    (tmp_path / "torch" / "__init__.py").write_text("raise SystemExit('imported the wrong torch')\n")
+    monkeypatch.chdir(tmp_path)
+    t = target.query(sys.executable)
+    assert t["modules"]["torch"] == str(TORCH_DIR)
+
+
+def test_read_version_py_parses_without_executing(tmp_path):
+    p = tmp_path / "version.py"
+    p.write_text(
+        "from typing import Optional\nimport os\nos.system('false')\n"
+        "__version__ = '2.9.0+cu128'\ncuda: Optional[str] = '12.8'\nhip = None\n"
+    )
+    v = torch_build.read_version_py(str(p))
+    assert v == {"__version__": "2.9.0+cu128", "cuda": "12.8", "hip": None}
+
+
+@pytest.mark.parametrize(
+    "requires,line",
+    [
+        (["filelock", 'triton==3.6.0; platform_system == "Linux"'],
+         'triton==3.6.0; platform_system == "Linux"'),
+        (['triton (==3.1.0) ; platform_system == "Linux"'], 'triton (==3.1.0) ; platform_system == "Linux"'),
+        (['pytorch-triton-rocm==3.1.0; platform_system == "Linux"'],
+         'pytorch-triton-rocm==3.1.0; platform_system == "Linux"'),
+        (["filelock", "tritonclient>=2"], None),
+        (None, None),
+    ],
+)
+def test_triton_requirement(requires, line):
+    assert torch_build.triton_requirement(requires) == line
+
+
+def test_cxx11_abi_from_libc10():
+    flag, how = torch_build.cxx11_abi(str(TORCH_DIR))
+    assert flag is True and "libc10.so" in how
+
+
+def test_symbol_index_uses_the_hash_table():
+    lib = str(TORCH_DIR / "lib" / "libtorch_cpu.so")
+    start = time.monotonic()
+    with _elf.open_elf(lib) as elf:
+        index = _elf.SymbolIndex(elf)
+        assert index.usable
+        assert index.defines("_ZNK2at10TensorBase14const_data_ptrIlEEPKT_v")
+        assert not index.defines("_ZNK2at10TensorBase14const_data_ptrIlLi0EEEPKT_v")
+        assert not index.defines("definitely_not_a_symbol")
+    # A Python scan of libtorch_cpu's ~300k dynamic symbols takes many seconds; a lookup does not.
+    assert time.monotonic() - start < 2
+
+
+def test_libstdcxx_versions_from_version_definitions():
+    from inductor_doctor.probe import loader
+
+    path = loader.find_library("libstdc++.so.6", {"machine": "x86_64"})
+    assert path
+    glibcxx, cxxabi = loader.libstdcxx_versions(path)
+    assert glibcxx and glibcxx.startswith("3.4.")
+    assert cxxabi and cxxabi.startswith("1.3.")
+
+
+def test_max_version_compares_numerically():
+    assert _elf.max_version(["GLIBCXX_3.4.9", "GLIBCXX_3.4.30", "GLIBCXX_3.4", "CXXABI_1.3.13"],
+                            "GLIBCXX") == "3.4.30"
+    assert _elf.max_version(["GLIBCXX_3.4.9"], "CXXABI") is None
+
+
+def test_built_with_prefers_the_main_compiler():
+    comments = ["GCC: (GNU) 13.3.1 20240611 (Red Hat 13.3.1-2)",
+                "Intel(R) oneAPI DPC++/C++ Compiler 2024.2.0", "GCC: (GNU) 7.5.0"]
+    assert _elf.built_with(comments) == "GCC 13.3.1"
+    assert _elf.built_with(["Ubuntu clang version 18.1.3 (1ubuntu1)"]) == "clang 18.1.3"
+
+
+def test_nvidia_smi_csv_parsing():
+    text = ("0, NVIDIA H100 80GB HBM3, 9.0, 81559, GPU-aaaa\n"
+            "1, NVIDIA GeForce GTX 1080, 6.1, 8192, GPU-bbbb\n")
+    gpus = cuda.parse_gpu_csv(text)
+    assert [(g.index, g.name, g.sm, g.memory_mib, g.uuid) for g in gpus] == [
+        (0, "NVIDIA H100 80GB HBM3", "9.0", 81559, "GPU-aaaa"),
+        (1, "NVIDIA GeForce GTX 1080", "6.1", 8192, "GPU-bbbb"),
+    ]
+    assert gpus[0].device == "cuda:0"
+
+
+def test_driver_version_from_proc(tmp_path):
+    p = tmp_path / "version"
+    p.write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.03  Release Build\n"
+                 "GCC version:  gcc version 13.3.0\n")
+    assert cuda.driver_from_proc(str(p)) == "580.159.03"
+    assert cuda.driver_from_proc(str(tmp_path / "absent")) is None
+
+
+def test_no_gpu_degrades_to_empty():
+    if Path(cuda.PROC_VERSION).exists():
+        pytest.skip("this machine has an NVIDIA driver")
+    info = cuda.driver_info({"PATH": "/usr/bin:/bin"})
+    assert info.gpus == [] and info.driver_version is None and info.notes
+
+
+def test_cudnn_version_spelling():
+    assert live._cudnn(90100) == "9.1.0"
+    assert live._cudnn(8902) == "8.9.2"
+
+
+def test_inductor_compiler_choice_mirrors_torch():
+    assert compiler.inductor_cxx_candidates({}) == (("g++", "config.cpp.cxx default"),)
+    assert compiler.inductor_cxx_candidates({"CXX": "clang++-19"})[-1] == ("clang++-19", "CXX")
+    gxx = compiler.inductor_cxx_candidates({"TORCH_INDUCTOR_INSTALL_GXX": "1",
+                                            "TORCHINDUCTOR_CACHE_DIR": "/c"})
+    assert gxx[0] == ("/c/gcc/bin/g++", "TORCH_INDUCTOR_INSTALL_GXX")
+    assert compiler.extension_cxx({}) == ("c++", "cpp_extension default")
+    assert compiler.triton_cc({"CC": "clang"}) == ("clang", "CC")
+
+
+def test_missing_compiler_is_reported_not_raised():
+    info = compiler.inductor_cxx(None, dict(os.environ, CXX="no-such-compiler++"))
+    assert info.works is False
+    assert "No working C++ compiler found" in (info.error or "")
+    cc = compiler.triton_cc_info(None, {"PATH": "/nonexistent"})
+    assert cc.works is False and "Failed to find C compiler" in (cc.error or "")
+
+
+def _fake_compiler(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "fake-g++"
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+def test_a_hanging_compiler_does_not_hang_the_probe(tmp_path):
+    cxx = _fake_compiler(tmp_path, 'if [ "$1" = --version ]; then echo "g++ (fake) 12.2.0"; exit 0; fi\n'
+                                   "exec sleep 60\n")
+    start = time.monotonic()
+    info = compiler.inductor_cxx("/usr/include", dict(os.environ, CXX=cxx), timeout_s=1)
+    elapsed = time.monotonic() - start
+    assert info.path == cxx and info.kind == "gcc" and info.version == "12.2.0"
+    assert info.works is False and "timed out" in (info.error or "")
+    assert info.openmp is False
+    assert elapsed < 10
+
+
+def test_compiler_answers_are_cached_per_binary(tmp_path):
+    counter = tmp_path / "calls"
+    cxx = _fake_compiler(tmp_path, f'echo x >> {counter}\n'
+                                   'if [ "$1" = --version ]; then echo "g++ (fake) 12.2.0"; fi\nexit 0\n')
+    first = compiler.try_compile(cxx, "int x;\n", "c++", ("-c",))
+    calls = counter.read_text().count("x")
+    second = compiler.try_compile(cxx, "int x;\n", "c++", ("-c",))
+    assert first == second == (True, None)
+    assert counter.read_text().count("x") == calls
+
+
+def test_relevant_env_keeps_toolchain_variables_and_drops_secrets():
+    env = relevant_env({"CXX": "clang++", "TORCHINDUCTOR_CACHE_DIR": "/x", "HF_TOKEN": "s3cret",
+                        "TORCH_API_KEY": "s3cret", "HOME": "/root", "TRITON_PTXAS_PATH": "/p"})
+    assert env == {"CXX": "clang++", "TORCHINDUCTOR_CACHE_DIR": "/x", "TRITON_PTXAS_PATH": "/p"}
+
+
+def test_facts_round_trip_through_json():
+    facts = Facts(
+        python=PythonInfo(executable="/py", version="3.11.7"),
+        torch=TorchInfo(version="2.9.0", notes=["n"]),
+        cuda=CudaInfo(gpus=[GPUInfo(index=0, name="H100", sm="9.0", sm_count=132)]),
+        abi=AbiInfo(status="ok", reason="r", referenced=["a"]),
+    )
+    again = Facts.from_dict(facts.to_dict())
+    assert again == facts
+    assert again.gpus[0].device == "cuda:0"
+
+
+def test_live_merge_prefers_live_values():
+    facts = Facts(python=PythonInfo(executable="/py", version="3.11.7"),
+                  torch=TorchInfo(version="2.13.0", cxx11_abi=None),
+                  cuda=CudaInfo(gpus=[GPUInfo(index=0, name="H100", sm="9.0", memory_mib=81559)]))
+    live.merge(facts, {
+        "stage": "done", "import_ok": True, "torch_version": "2.13.0+cu130", "cxx11_abi": True,
+        "cuda_version": "13.0", "cudnn_version": 91900, "cudart_version": "13.0",
+        "devices": [{"index": 0, "name": "NVIDIA H100", "sm": "9.0", "memory_mib": 81000, "sm_count": 132}],
+        "big_gpu": [True], "triton": {"import_ok": True, "version": "3.6.0", "path": "/t"},
+    })
+    assert facts.torch.import_ok is True and facts.torch.cxx11_abi is True
+    assert facts.torch.version == "2.13.0+cu130" and facts.torch.cuda == "13.0"
+    g = facts.gpus[0]
+    assert (g.name, g.sm_count, g.big_gpu, g.memory_mib) == ("NVIDIA H100", 132, True, 81559)
+    assert facts.cuda.cudnn_version == "9.19.0" and facts.cuda.runtime_version == "13.0"
+    assert facts.triton is not None and facts.triton.version == "3.6.0"
+
+
+def test_live_merge_of_a_crash_during_import():
+    facts = Facts(python=PythonInfo(executable="/py", version="3.11.7"), torch=TorchInfo(version="2.9.0"))
+    live.merge(facts, {"stage": "import torch", "import_ok": False,
+                       "import_error": "import torch: the process died with SIGSEGV at `import torch`",
+                       "probe_error": "the process died with SIGSEGV at `import torch`"})
+    assert facts.torch.import_ok is False and "SIGSEGV" in facts.torch.import_error
+
+
+def test_live_probe_reports_a_segfaulting_import(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    (site / "torch").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("import ctypes\nctypes.string_at(0)\n")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    answer = live.query(sys.executable, timeout_s=60)
+    assert answer["import_ok"] is False
+    assert "SIGSEGV" in answer["import_error"]
+
+
+def test_probe_to_text_is_pure_and_honours_colour():
+    facts = Facts(python=PythonInfo(executable="/py", version="3.11.7", glibc="2.36"),
+                  torch=TorchInfo(version="2.9.0", import_ok=False, import_error="ImportError: boom"),
+                  abi=AbiInfo(status="affected", reason="clang++-19 references X"))
+    plain = probe_to_text(facts, color=False)
+    assert plain == probe_to_text(facts.to_dict(), color=False)
+    assert "\x1b[" not in plain
+    for needle in ("Python", "torch", "FAILS: ImportError: boom", "const_data_ptr ABI", "affected",
+                   "clang++-19 references X", "not installed"):
+        assert needle in plain
+    assert "\x1b[" in probe_to_text(facts, color=True)
+
+
+def test_probe_to_text_default_follows_no_color(monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    facts = Facts(python=PythonInfo(executable="/py", version="3.11.7"))
+    assert "\x1b[" not in probe_to_text(facts)
