@@ -1,0 +1,445 @@
+"""`explain --log`: which known issues a pasted error log matches, best first, with the evidence.
+
+The user has a failure and a log, not a diagnosis. Triage reads the log (a file or stdin; any
+size, colour codes, Windows line endings), looks for every known issue's signatures (the same
+`KnownIssue.signatures` canaries are classified with, so there is one copy of each), and ranks
+what it finds: an exact signature beats a partial one, and the torch / torch_xla / Triton versions
+the log mentions raise or lower the confidence. It then offers the one command that confirms the
+diagnosis on this machine (`check --only <ids>`), and runs it with `--check`.
+
+Exit codes: 0 when a known issue matched, 1 when none did, 2 when the input is unusable (missing,
+empty, binary). Nothing here imports torch; the offered check runs in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from inductor_doctor.model import ExitCode, KnownIssue, Severity, UsageError
+from inductor_doctor.triage_scan import (
+    SignatureHit,
+    compile_probes,
+    evidence_lines,
+    line_numbers,
+    lowered,
+    normalize,
+    scan,
+    versions_mentioned,
+)
+
+SCHEMA = "inductor-doctor/triage/v1"
+#: Logs larger than this are read as their first and last halves: a traceback is near the end,
+#: the environment dump near the start, and memory stays bounded.
+MAX_BYTES = 512 * 1024 * 1024
+CHECK_TIMEOUT_S = 3600.0
+FIND_SPEC_TIMEOUT_S = 30.0
+
+EXACT, PARTIAL, VERSION_ONLY = "exact", "partial", "version-only"
+
+
+@dataclass
+class LogInput:
+    source: str  # the path, or "-" for stdin
+    text: str  # normalized: no ANSI, LF only
+    size: int  # bytes read
+    truncated: bool = False
+    ansi_stripped: bool = False
+    encoding: str = "utf-8"
+
+    @property
+    def lines(self) -> int:
+        return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
+
+
+@dataclass
+class Evidence:
+    line: int
+    text: List[str]
+    signature: str
+    strength: str
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"line": self.line, "text": self.text, "signature": self.signature, "strength": self.strength}
+
+
+@dataclass
+class IssueMatch:
+    issue: KnownIssue
+    confidence: str  # exact | partial | version-only
+    score: int
+    evidence: List[Evidence] = field(default_factory=list)
+    occurrences: int = 0
+    versions: Dict[str, List[str]] = field(default_factory=dict)  # the log's, for affected packages
+    version_in_range: Optional[bool] = None
+    note: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "id": self.issue.id,
+            "title": self.issue.title,
+            "severity": self.issue.severity.value,
+            "confidence": self.confidence,
+            "score": self.score,
+            "occurrences": self.occurrences,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "versions": self.versions,
+            "version_in_range": self.version_in_range,
+            "note": self.note,
+            "workarounds": [w.to_dict() for w in self.issue.workarounds],
+            "upstream": list(self.issue.upstream),
+            "explain": f"inductor-doctor explain {self.issue.id}",
+        }
+
+
+@dataclass
+class TriageResult:
+    log: LogInput
+    matches: List[IssueMatch]  # exact/partial, best first; or version-only hints when none
+    versions: Dict[str, List[str]]
+    duration_s: float = 0.0
+    check: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def matched(self) -> List[IssueMatch]:
+        return [m for m in self.matches if m.confidence != VERSION_ONLY]
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def read_log(source: str) -> LogInput:
+    """A path or `-`; anything unusable is a one-line UsageError (exit 2), never a traceback."""
+    shown = "stdin" if source == "-" else source
+    try:
+        if source == "-":
+            data, truncated = _read_stream(sys.stdin.buffer)
+        else:
+            path = Path(source).expanduser()
+            if path.is_dir():
+                raise UsageError(f"{source}: is a directory — pass a log file, or - for stdin")
+            with path.open("rb") as fh:
+                data, truncated = _read_stream(fh)
+    except UsageError:
+        raise
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"{shown}: cannot read ({reason}) — check the path") from None
+    text, encoding = _decode(data, shown)
+    text, stripped = normalize(text)
+    if not text.strip():
+        raise UsageError(f"{shown}: empty — paste the error log or traceback (a file, or - for stdin)")
+    return LogInput(source, text, len(data), truncated, stripped, encoding)
+
+
+def _read_stream(stream: Any) -> Tuple[bytes, bool]:
+    half = MAX_BYTES // 2
+    head = stream.read(MAX_BYTES)
+    if len(head) < MAX_BYTES:
+        return head, False
+    tail = b""
+    while True:
+        chunk = stream.read(half)
+        if not chunk:
+            break
+        tail = (tail + chunk)[-half:]
+    if not tail:
+        return head, False
+    return head[:half] + b"\n[... middle of the log not read ...]\n" + tail, True
+
+
+def _decode(data: bytes, shown: str) -> Tuple[str, str]:
+    if data[:2] == b"\x1f\x8b":
+        raise UsageError(
+            f"{shown}: is gzip-compressed — decompress it: zcat FILE | inductor-doctor explain --log -"
+        )
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell's `>` writes UTF-16 with a BOM
+        return data.decode("utf-16", errors="replace"), "utf-16"
+    sample = data[:65536]
+    nuls = sample.count(b"\x00")
+    if nuls:
+        odd = sample[1::2].count(b"\x00")
+        if nuls > len(sample) // 4 and odd > nuls * 0.9:  # UTF-16-LE without a BOM
+            return data.decode("utf-16-le", errors="replace"), "utf-16-le"
+        raise UsageError(
+            f"{shown}: binary data, not a text log (NUL byte at offset {sample.index(0)}) — "
+            "pass the error output as text"
+        )
+    controls = sum(sample.count(bytes([c])) for c in range(32) if c not in (9, 10, 12, 13, 27, 8))
+    if sample and controls > len(sample) // 10:
+        raise UsageError(f"{shown}: binary data, not a text log — pass the error output as text")
+    return data.decode("utf-8-sig", errors="replace"), "utf-8"
+
+
+# --- matching ----------------------------------------------------------------------------------
+
+
+def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
+    """Signatures first; versions mentioned adjust confidence, or give hints when nothing matched.
+
+    A partial signature is a symptom several issues share: when any issue matched exactly,
+    partial-only matches of other issues are dropped; otherwise they are reported as weak.
+    """
+    start = time.perf_counter()
+    text = log.text
+    low = lowered(text)
+    hits = scan(text, low, compile_probes(issues))
+    versions = versions_mentioned(low)
+    by_issue: Dict[str, List[SignatureHit]] = {}
+    for h in hits:
+        by_issue.setdefault(h.issue_id, []).append(h)
+    offsets = [span[0] for h in hits for span in h.spans]
+    numbers = line_numbers(text, offsets)
+    issue_by_id = {i.id: i for i in issues}
+
+    matches: List[IssueMatch] = []
+    for issue_id, issue_hits in by_issue.items():
+        issue = issue_by_id[issue_id]
+        strengths = {h.signature.strength for h in issue_hits}
+        confidence = EXACT if "exact" in strengths else PARTIAL
+        evidence = []
+        for h in sorted(issue_hits, key=lambda h: (h.signature.strength != "exact", h.spans[0][0])):
+            for a, b in h.spans:
+                evidence.append(
+                    Evidence(
+                        numbers[a], evidence_lines(text, a, b), h.signature.pattern, h.signature.strength
+                    )
+                )
+        evidence.sort(key=lambda e: (e.strength != "exact", e.line))
+        match = IssueMatch(
+            issue,
+            confidence,
+            score=(100 if confidence == EXACT else 40) + 10 * (len(issue_hits) - 1),
+            evidence=_dedupe(evidence)[:5],
+            occurrences=sum(h.count for h in issue_hits),
+        )
+        _weigh_versions(match, versions)
+        matches.append(match)
+    if any(m.confidence == EXACT for m in matches):
+        matches = [m for m in matches if m.confidence == EXACT]
+    if not matches:
+        matches = _version_hints(issues, versions)
+    matches.sort(key=lambda m: (-m.score, m.issue.severity is not Severity.ERROR, m.issue.id))
+    return TriageResult(log, matches, versions, time.perf_counter() - start)
+
+
+def _dedupe(evidence: List[Evidence]) -> List[Evidence]:
+    seen, out = set(), []
+    for e in evidence:
+        if e.line not in seen:
+            seen.add(e.line)
+            out.append(e)
+    return out
+
+
+def _in_range(
+    issue: KnownIssue, versions: Mapping[str, List[str]]
+) -> Tuple[Optional[bool], Dict[str, List[str]], List[str]]:
+    """Whether the versions the log mentions fall in the issue's affected range.
+
+    True when, for every affected package the log mentions, one of its versions is inside;
+    False when one package's versions are all outside; None when the log mentions none.
+    """
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    verdict: Optional[bool] = None
+    seen: Dict[str, List[str]] = {}
+    clauses: List[str] = []
+    for pkg, spec in issue.affected.items():
+        name = canonicalize_name(pkg)
+        mentioned = versions.get(name)
+        if not mentioned:
+            continue
+        try:
+            spec_set = SpecifierSet(spec)
+            inside = [v for v in mentioned if spec_set.contains(Version(v), prereleases=True)]
+        except (InvalidSpecifier, InvalidVersion):
+            continue
+        seen[name] = mentioned
+        shown = f"{name} {', '.join(mentioned)}"
+        if inside:
+            clauses.append(f"the log's {shown} is in the affected range {spec}")
+            verdict = True if verdict is None else verdict
+        else:
+            clauses.append(f"the log's {shown} is outside the affected range {spec}")
+            verdict = False
+    return verdict, seen, clauses
+
+
+def _weigh_versions(match: IssueMatch, versions: Mapping[str, List[str]]) -> None:
+    verdict, seen, clauses = _in_range(match.issue, versions)
+    match.versions, match.version_in_range = seen, verdict
+    if verdict is True:
+        match.score += 15
+        match.note = "; ".join(clauses)
+    elif verdict is False:
+        match.score -= 30
+        match.note = "; ".join(clauses) + ": a similar error with another cause, or a regression"
+
+
+def _version_hints(issues: Sequence[KnownIssue], versions: Mapping[str, List[str]]) -> List[IssueMatch]:
+    """No signature matched: the issues whose affected range covers every version mentioned."""
+    if not versions:
+        return []
+    hints = []
+    for issue in issues:
+        if not issue.affected:
+            continue
+        verdict, seen, clauses = _in_range(issue, versions)
+        if verdict is True and len(seen) == len(issue.affected):
+            hints.append(
+                IssueMatch(
+                    issue, VERSION_ONLY, 10, versions=seen, version_in_range=True, note="; ".join(clauses)
+                )
+            )
+    return hints
+
+
+# --- confirming on this machine ----------------------------------------------------------------
+
+
+def check_command(ids: Sequence[str], python: Optional[str]) -> List[str]:
+    cmd = ["inductor-doctor", "check", "--only", ",".join(ids)]
+    if python:
+        cmd += ["--python", python]
+    return cmd
+
+
+def torch_importable(interpreter: str) -> Tuple[bool, str]:
+    """Asks the target interpreter (never this process) whether torch can be found."""
+    code = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('torch') else 1)"
+    try:
+        proc = subprocess.run(
+            [interpreter, "-c", code], capture_output=True, timeout=FIND_SPEC_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"could not run {interpreter}: {type(exc).__name__}"
+    if proc.returncode == 0:
+        return True, ""
+    return False, f"torch is not installed for {interpreter}"
+
+
+def offer_check(result: TriageResult, python: Optional[str], run: bool) -> Dict[str, Any]:
+    """The confirming `check --only` command, whether it can run here, and its verdicts if run."""
+    ids = [m.issue.id for m in result.matched]
+    block: Dict[str, Any] = {"command": None, "available": False, "ran": False, "reason": None}
+    if not ids:
+        block["reason"] = "no known issue matched"
+        return block
+    block["command"] = " ".join(check_command(ids, python))
+    from inductor_doctor.checkup import resolve_python
+
+    interpreter = resolve_python(python)
+    ok, why = torch_importable(interpreter)
+    block["available"] = ok
+    if not ok:
+        block["reason"] = f"{why}: install it, then run the command to confirm"
+        return block
+    if not run:
+        return block
+    block.update(_run_check(ids, python))
+    return block
+
+
+def _run_check(ids: Sequence[str], python: Optional[str]) -> Dict[str, Any]:
+    argv = [
+        sys.executable,
+        "-m",
+        "inductor_doctor",
+        *check_command(ids, python)[1:],
+        "--format",
+        "json",
+        "--quiet",
+    ]
+    env = dict(os.environ)
+    for name in ("INDUCTOR_DOCTOR_FORMAT", "INDUCTOR_DOCTOR_OUTPUT", "INDUCTOR_DOCTOR_ONLY"):
+        env.pop(name, None)
+    try:
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, env=env, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return {
+            "ran": True,
+            "exit_code": None,
+            "results": [],
+            "error": f"the check took over {CHECK_TIMEOUT_S:.0f}s",
+        }
+    except OSError as exc:
+        return {"ran": False, "exit_code": None, "results": [], "error": f"could not run the check: {exc}"}
+    try:
+        report = json.loads(proc.stdout)
+        results = list(report.get("results", []))
+    except (json.JSONDecodeError, AttributeError):
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"ran": True, "exit_code": proc.returncode, "results": [], "error": last}
+    return {"ran": True, "exit_code": proc.returncode, "results": results, "error": None}
+
+
+# --- output ------------------------------------------------------------------------------------
+
+
+def to_dict(result: TriageResult) -> Dict[str, Any]:
+    from inductor_doctor import __version__
+    from inductor_doctor.kb import KB_VERSION
+
+    matched = result.matched
+    return {
+        "schema": SCHEMA,
+        "tool_version": __version__,
+        "kb_version": KB_VERSION,
+        "environment": {
+            "log": {
+                "source": result.log.source,
+                "bytes": result.log.size,
+                "lines": result.log.lines,
+                "truncated": result.log.truncated,
+                "ansi_stripped": result.log.ansi_stripped,
+                "encoding": result.log.encoding,
+            },
+            "versions": result.versions,
+        },
+        "results": [m.to_dict() for m in result.matches],
+        "summary": {
+            "matched": len(matched),
+            "exact": sum(m.confidence == EXACT for m in matched),
+            "partial": sum(m.confidence == PARTIAL for m in matched),
+            "version_only": sum(m.confidence == VERSION_ONLY for m in result.matches),
+        },
+        "check": result.check,
+        "meta": {"duration_s": round(result.duration_s, 3)},
+    }
+
+
+def render(result: TriageResult, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
+    from inductor_doctor.triage_text import render_text
+
+    return render_text(to_dict(result))
+
+
+def triage_command(log: str, fmt: str, run_check: bool, python: Optional[str]) -> int:
+    """The CLI's `explain --log`: read, match, offer (or run) the check, print, exit 0/1/2."""
+    from inductor_doctor.kb import registry
+
+    if python:
+        from inductor_doctor.checkup import resolve_python
+
+        resolve_python(python)  # a bad --python is a usage error before any work
+    start = time.perf_counter()
+    log_input = read_log(log)
+    result = triage_text(log_input, list(registry()))
+    result.check = offer_check(result, python, run_check)
+    result.duration_s = time.perf_counter() - start
+    sys.stdout.write(render(result, fmt))
+    sys.stdout.flush()
+    return int(ExitCode.OK if result.matched else ExitCode.FINDINGS)
