@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from inductor_doctor import plan_hooks
 from inductor_doctor.kb import Registry
 from inductor_doctor.kb._releases import RELEASES
 from inductor_doctor.model import (
@@ -54,9 +53,6 @@ REG = Registry(
         _issue("donor", {"torch_xla": "<2.6.0"}, {"torch_xla": "2.6.0"}, devices=(DeviceKind.XLA,)),
         _issue("nightly-only", {"torch": ">=2.8.0.dev20250408,<2.8.0.dev20250423"}, {"torch": "2.8.0"}),
         _issue("skew", {"torch": "==2.6.*", "triton": ">=3.3"}),
-        _issue(
-            "abi", {"torch": "<2.12"}, predict=plan_hooks.const_data_ptr_abi, devices=(DeviceKind.TOOLCHAIN,)
-        ),
         _issue("slow", {"torch": "<2.6.0"}, severity=Severity.WARNING),
         _issue("no-versions"),
     ]
@@ -186,33 +182,7 @@ def test_results_are_sorted_worst_first():
     assert ranks == sorted(ranks, reverse=True)
 
 
-# --- the const_data_ptr hook: compiler, flags and torch together -------------------------------
-
-
-@pytest.mark.parametrize(
-    "specs, cxx, flags, expected",
-    [
-        (["torch==2.9.0"], "clang++-19", None, Status.AFFECTED),
-        (["torch==2.9.0"], "/usr/bin/clang++-18", None, Status.AFFECTED),
-        (["torch==2.9.0"], "clang++-19", "-O2 -fclang-abi-compat=17", Status.OK),
-        (["torch==2.9.0"], "clang++-19", "-fclang-abi-compat=17 -fclang-abi-compat=18", Status.AFFECTED),
-        (["torch==2.9.0"], "clang++-19", "-fclang-abi-compat=latest", Status.AFFECTED),
-        (["torch==2.12.0"], "clang++-19", None, Status.OK),
-        (["torch>=2.12"], "clang++-19", None, Status.OK),
-        (["torch>=2.10"], "clang++-19", None, Status.LIKELY),
-        (["torch==2.9.0"], "clang++-17", None, Status.OK),
-        (["torch==2.9.0"], "clang++", None, Status.LIKELY),  # version unknown: not guessed, not run
-        (["torch==2.9.0"], "g++-13", None, Status.OK),
-        (["torch==2.9.0"], "x86_64-linux-gnu-gcc-12", None, Status.OK),
-        (["torch==2.9.0"], "cl.exe", None, Status.NOT_APPLICABLE),
-        (["torch==2.9.0"], "mycompiler", None, Status.INCONCLUSIVE),
-        (["torch==2.9.0"], None, None, Status.NOT_APPLICABLE),
-        (["triton==3.1.0"], "clang++-19", None, Status.NOT_APPLICABLE),
-    ],
-)
-def test_const_data_ptr_hook(specs, cxx, flags, expected):
-    _, by_id = plan(*specs, cxx=cxx, cxxflags=flags)
-    assert by_id["abi"].status is expected, by_id["abi"].reason
+# --- toolchain options ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
