@@ -7,6 +7,7 @@ canary that ran decides; a canary that failed in a way that is not the issue's s
 
 from __future__ import annotations
 
+import re
 import signal as _signal
 import time
 from dataclasses import dataclass, field, replace
@@ -116,6 +117,30 @@ def _first_lines(text: str, n: int = EVIDENCE_LINES) -> Tuple[str, ...]:
     return tuple(line[:300] for line in lines[:n])
 
 
+def _last_lines(text: str, n: int = EVIDENCE_LINES) -> Tuple[str, ...]:
+    """The end of a traceback: where the exception is, not whichever frames a cut falls on."""
+    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
+    return tuple(line[:300] for line in lines[-n:])
+
+
+# Hints Dynamo appends to every compile failure; never the cause.
+_BOILERPLATE = re.compile(
+    r"^(Set TORCHDYNAMO_VERBOSE=|You can suppress this exception|For even more developer)"
+)
+_COMPILER_ERROR = re.compile(r"(?<![\w])(fatal )?error:")
+
+
+def _telling_line(message: str) -> str:
+    """The line of an error message that names the cause: a compiler's `error:` line if there is
+    one (Inductor's CppCompileError puts it mid-message), else the last line that is not a hint."""
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not _BOILERPLATE.match(ln)]
+    for line in lines:
+        if _COMPILER_ERROR.search(line):
+            return line
+    return lines[-1] if lines else ""
+
+
 def _match_signature(issue: KnownIssue, text: str) -> Optional[Tuple[str, str]]:
     """The first exact signature found in `text`: (the matched line, the signature's note)."""
     for sig in issue.signatures:
@@ -178,12 +203,11 @@ def classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str,
         )
     if status == "error":
         exc = str(result.get("exc_type", "error")).replace("builtins.", "")
-        msg = str(result.get("message", "")).strip().splitlines()
-        first = msg[-1] if msg else ""
+        first = _telling_line(str(result.get("message", "")))
         return (
             Status.INCONCLUSIVE,
             f"canary failed, but not with this issue's signature: {exc}: {first}"[:400],
-            _first_lines(str(result.get("traceback", ""))[-3000:] or run.stderr[-3000:]),
+            _last_lines(str(result.get("traceback", ""))[-3000:] or run.stderr[-3000:]),
         )
     if sig:
         return (
