@@ -122,14 +122,19 @@ def _check(console: Console, check: Mapping[str, Any]) -> None:
     if not check.get("ran"):
         console.print(Text(f"confirm here: {check['command']}   (or add --check)", style="bold"))
         return
-    console.print(Text(f"confirmed here with: {check['command']}", style="bold"))
+    console.print(Text(f"checked here with: {check['command']}", style="bold"))
     if check.get("error"):
         console.print(Text(f"  the check did not complete: {check['error']}", style="yellow"))
-    for f in check.get("results", []):
+    results = check.get("results", [])
+    for f in results:
         line = Text(f"  {f['id']} on {f['device']}: ")
         line.append(f["status"], style=_STATUS_STYLE.get(f["status"], ""))
         line.append(f" — {f['reason']}")
         console.print(line)
+    if results and all(f["status"] in ("ok", "not-applicable") for f in results):
+        console.print(
+            Text("  nothing here reproduces it: the log likely comes from another environment", style="dim")
+        )
 
 
 _STATUS_STYLE = {

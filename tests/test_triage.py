@@ -1,0 +1,338 @@
+"""`explain --log`: reading any input, matching in linear time, ranking, the check offer, exit codes.
+
+Unit tests use stand-in issues so they test triage itself; the CLI tests use the real knowledge
+base with texts from the corpus.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+from inductor_doctor.kb import registry
+from inductor_doctor.model import DeviceKind, KnownIssue, Severity, Signature, UsageError, Workaround
+from inductor_doctor.schemas import validate
+from inductor_doctor.triage import EXACT, PARTIAL, VERSION_ONLY, LogInput, read_log, triage_text
+from inductor_doctor.triage_scan import MAX_COUNT, normalize, required_literals, versions_mentioned
+
+CORPUS = Path(__file__).resolve().parent / "data" / "triage"
+
+
+def _issue(id_: str, *sigs: Signature, affected=None) -> KnownIssue:
+    return KnownIssue(
+        id=id_,
+        title=f"stand-in {id_}",
+        severity=Severity.ERROR,
+        devices=(DeviceKind.CUDA,),
+        upstream=(),
+        summary="s",
+        affected=affected or {},
+        signatures=sigs,
+        workarounds=(Workaround("do this", "export X=1", "env"),),
+    )
+
+
+ISSUES = [
+    _issue(
+        "constexpr",
+        Signature(r"NameError: name '[su]\d+' is not defined"),
+        Signature(r"'constants': \{[^}]*: [su]\d+[,}]", "partial"),
+        affected={"torch": ">=2.2,<2.6"},
+    ),
+    _issue(
+        "align",
+        Signature(r"Expect the tensor to be \d+ bytes aligned"),
+        Signature(r"assert_alignment\(", "partial"),
+        affected={"torch": ">=2.8.0.dev20250408,<2.8.0.dev20250423"},
+    ),
+    _issue("cpp", Signature(r"(?:CppCompileError|InductorError)[\s\S]{0,300}?omp\.h' file not found")),
+    _issue("generic", Signature("CppCompileError", "partial")),
+    _issue("xla", Signature("t1=4"), affected={"torch_xla": "<2.6"}),
+]
+
+
+def run(text: str, issues=ISSUES):
+    norm, stripped = normalize(text)
+    return triage_text(LogInput("t", norm, len(text), ansi_stripped=stripped), issues)
+
+
+def ids(result, confidence=None):
+    return [m.issue.id for m in result.matches if confidence is None or m.confidence == confidence]
+
+
+# --- matching ----------------------------------------------------------------------------------
+
+
+def test_wording_drift_s0_s2_u0():
+    for sym in ("s0", "s2", "s17", "u0"):
+        assert ids(run(f"NameError: name '{sym}' is not defined\n")) == ["constexpr"]
+
+
+def test_alignment_with_and_without_error_in_op():
+    old = "Expect the tensor to be 16 bytes aligned. Fail due to storage_offset=1 itemsize=2\n"
+    new = "AssertionError:\nError in op: torch.ops.aten.view.dtype\n" + old.replace("=2", "=4")
+    assert ids(run(old)) == ids(run(new)) == ["align"]
+
+
+def test_multi_line_signature_across_wrapping_exceptions():
+    log = (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+        "InductorError: CppCompileError: C++ compile error\n\nCommand:\ng++ /tmp/x.cpp -fopenmp\n\n"
+        "Output:\n/tmp/x.cpp:2:10: fatal error: 'omp.h' file not found\n"
+    )
+    result = run(log)
+    assert ids(result) == ["cpp"], "the exact match hides the shared partial one"
+    assert result.matches[0].evidence[0].line == 2
+
+
+def test_partial_only_is_reported_as_weak():
+    result = run("torch._inductor.exc.CppCompileError: C++ compile error\n")
+    assert ids(result, PARTIAL) == ["generic"]
+
+
+def test_several_issues_ranked_and_versions_weigh_in():
+    log = (
+        "PyTorch version: 2.5.1+cu124\n"
+        "Expect the tensor to be 16 bytes aligned. Fail due to storage_offset=1 itemsize=2\n"
+        "NameError: name 's0' is not defined\n"
+    )
+    result = run(log)
+    assert ids(result) == ["constexpr", "align"], "the one whose range holds the log's torch ranks first"
+    first, second = result.matches
+    assert first.version_in_range is True and "2.5.1" in first.note
+    assert second.version_in_range is False and "outside" in second.note
+    assert result.versions == {"torch": ["2.5.1+cu124"]}
+
+
+def test_version_only_hints_when_no_signature_matches():
+    result = run("[pip3] torch==2.5.1\n[pip3] torch_xla==2.5.1\nRuntimeError: something else\n")
+    assert result.matched == []
+    assert set(ids(result, VERSION_ONLY)) == {"constexpr", "xla"}
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("PyTorch version: 2.5.1+cu124", {"torch": ["2.5.1+cu124"]}),
+        ("[pip3] torch==2.6.0\n[pip3] triton==3.2.0", {"torch": ["2.6.0"], "triton": ["3.2.0"]}),
+        ("[conda] pytorch 2.4.1 py3.11_cuda12.4_cudnn9.1.0_0 pytorch", {"torch": ["2.4.1"]}),
+        ("torch_xla version: 2.5.1", {"torch-xla": ["2.5.1"]}),
+        ("site-packages/torch-2.8.0.dev20250410.dist-info", {"torch": ["2.8.0.dev20250410"]}),
+        ("# torch version: 2.3.0a0+gitcc46829", {"torch": ["2.3.0a0+gitcc46829"]}),
+        ("libtorch-2.5.1 and torchvision 0.20.1 and torch.compile 2.0", {}),
+    ],
+)
+def test_versions_mentioned(text, expected):
+    assert versions_mentioned(text.lower()) == expected
+
+
+def test_mangled_and_demangled_symbols():
+    issues = [
+        _issue(
+            "abi",
+            Signature(r"undefined symbol:?\s*_ZNK2at10TensorBase14const_data_ptrI\w*?TnNSt9enable_if\w*"),
+            Signature(
+                r"undefined (?:symbol|reference to)\W*[\w:<>,* ]*?"
+                r"at::TensorBase::const_data_ptr<[\w:, ]+>\(\) const"
+            ),
+        )
+    ]
+    mangled = (
+        "ImportError: x.so: undefined symbol: _ZNK2at10TensorBase14const_data_ptrIlTnNSt9enable_if"
+        "IXntsr3stdE10is_const_vIT_EEiE4typeELi0EEEPKS3_v\n"
+    )
+    demangled = (
+        "ld.lld: error: undefined symbol: long const* at::TensorBase::const_data_ptr<long, 0>() const\n"
+    )
+    gnu_ld = (
+        "/usr/bin/ld: ext.o: undefined reference to "
+        "`long const* at::TensorBase::const_data_ptr<long, 0>() const'\n"
+    )
+    for text in (mangled, demangled, gnu_ld):
+        assert ids(run(text, issues)) == ["abi"], text
+
+
+def test_ansi_crlf_and_progress_bars_are_normalized():
+    log = "\x1b[1;31mNameError: name 's2' is not defined\x1b[0m\r\n 10%|█\r 50%|████\r100%|████████\r\n"
+    result = run(log)
+    assert ids(result) == ["constexpr"]
+    assert result.matches[0].evidence[0].text == ["NameError: name 's2' is not defined"]
+    assert result.log.ansi_stripped
+
+
+def test_huge_single_line_costs_no_more_than_a_short_log():
+    line = "x" * 5_000_000 + " NameError: name 's0' is not defined " + "y" * 5_000_000
+    start = time.perf_counter()
+    result = run(line + "\n")
+    assert time.perf_counter() - start < 2.0
+    evidence = result.matches[0].evidence[0]
+    assert evidence.line == 1 and len(evidence.text[0]) < 300 and "NameError" in evidence.text[0]
+
+
+def test_a_literal_on_every_line_stays_linear():
+    log = "Expect the tensor to be aligned, it said\n" * 200_000  # the literal, never the regex
+    start = time.perf_counter()
+    assert run(log).matched == []
+    assert time.perf_counter() - start < 3.0
+
+
+def test_occurrences_are_counted_and_evidence_capped():
+    result = run("NameError: name 's0' is not defined\n" * (MAX_COUNT + 10))
+    m = result.matches[0]
+    assert m.occurrences == MAX_COUNT and len(m.evidence) <= 5
+
+
+@pytest.mark.parametrize(
+    "pattern, literals",
+    [
+        (r"NameError: name '[su]\d+' is not defined", ["nameerror: name '"]),
+        (r"deleted or donated buffer|t1=4", ["deleted or donated buffer", "t1=4"]),
+        (r"(?:CppCompileError|InductorError)[\s\S]{0,300}?omp\.h' file not found", ["omp.h' file not found"]),
+        (r"\bs\d+\b", None),
+        (r"(?x) foo \s+ bar", ["foo"]),
+        (r"x?y?", None),
+    ],
+)
+def test_required_literals(pattern, literals):
+    assert required_literals(pattern, re.IGNORECASE) == literals
+
+
+def test_the_prefilter_never_loses_a_match_of_the_real_signatures():
+    """Every registered signature's literals really are in every corpus text it matches."""
+    texts = [p.read_text(encoding="utf-8") for p in CORPUS.glob("*.log")]
+    for issue in registry():
+        for sig in issue.signatures:
+            lits = required_literals(sig.pattern, sig.flags)
+            for text in texts:
+                if sig.search(text) and lits:
+                    assert any(lit in text.lower() for lit in lits), (issue.id, sig.pattern)
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def test_read_log_rejects_what_is_not_a_log(tmp_path: Path):
+    cases = {
+        "missing.log": None,
+        "empty.log": b"",
+        "blank.log": b"\n\n   \r\n",
+        "binary.bin": b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8,
+        "log.gz": gzip.compress(b"NameError: name 's0' is not defined\n"),
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        if data is not None:
+            path.write_bytes(data)
+        with pytest.raises(UsageError) as exc:
+            read_log(str(path))
+        assert "\n" not in str(exc.value) and "—" in str(exc.value), str(exc.value)
+    with pytest.raises(UsageError, match="directory"):
+        read_log(str(tmp_path))
+
+
+def test_read_log_decodes_utf16_and_bad_utf8(tmp_path: Path):
+    (tmp_path / "ps.log").write_bytes("NameError: name 's0' is not defined\r\n".encode("utf-16"))
+    assert "s0" in read_log(str(tmp_path / "ps.log")).text
+    (tmp_path / "mixed.log").write_bytes(b"caf\xe9 NameError: name 's0' is not defined\n")
+    assert "NameError" in read_log(str(tmp_path / "mixed.log")).text
+
+
+# --- the command -------------------------------------------------------------------------------
+
+ALIGN_LOG = "Expect the tensor to be 16 bytes aligned. Fail due to storage_offset=1 itemsize=2\n"
+
+
+def need(issue_id: str) -> None:
+    if registry().find(issue_id) is None:
+        pytest.skip(f"{issue_id} not registered yet")
+
+
+def test_cli_text_and_exit_codes(tmp_path: Path):
+    need("view-dtype-align")
+    log = tmp_path / "run.log"
+    log.write_text("some output\n" + ALIGN_LOG)
+    proc = run_cli(["explain", "--log", str(log)])
+    assert proc.returncode == 0, proc.stderr
+    assert "view-dtype-align" in proc.stdout and "line 2" in proc.stdout
+    assert "\x1b[" not in proc.stdout, "no colour when stdout is not a terminal"
+    assert "TORCHINDUCTOR_ALIGNMENT_ASSERTS" in proc.stdout, "the workarounds are shown"
+    log.write_text(
+        "Traceback (most recent call last):\nRuntimeError: mat1 and mat2 shapes cannot be multiplied\n"
+    )
+    proc = run_cli(["explain", "--log", str(log)])
+    assert proc.returncode == 1 and "no known issue matched" in proc.stdout
+
+
+@pytest.mark.parametrize("content", [None, b"", b"\x00\x01\x02\x03" * 100])
+def test_cli_unusable_input_is_one_line_and_exit_2(tmp_path: Path, content):
+    path = tmp_path / "in.log"
+    if content is not None:
+        path.write_bytes(content)
+    proc = run_cli(["explain", "--log", str(path)])
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def test_cli_stdin_and_json_schema():
+    need("view-dtype-align")
+    proc = run_cli(["explain", "--log", "-", "--format", "json"], input="\x1b[31m" + ALIGN_LOG + "\x1b[0m")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    validate("triage", doc)
+    assert doc["schema"] == "inductor-doctor/triage/v1"
+    assert doc["environment"]["log"]["source"] == "-" and doc["environment"]["log"]["ansi_stripped"]
+    top = doc["results"][0]
+    assert top["id"] == "view-dtype-align" and top["confidence"] == EXACT
+    assert top["evidence"][0]["line"] == 1
+    assert doc["check"]["command"] == "inductor-doctor check --only view-dtype-align"
+
+
+def test_cli_no_match_json_validates():
+    proc = run_cli(["explain", "--log", "-", "--format", "json"], input="all good\n")
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    validate("triage", doc)
+    assert doc["summary"]["matched"] == 0 and doc["check"]["command"] is None
+
+
+def test_cli_offers_the_check_only_where_torch_is_importable(tmp_path: Path):
+    need("view-dtype-align")
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    proc = run_cli(["explain", "--log", "-", "--format", "json", "--python", str(bare)], input=ALIGN_LOG)
+    doc = json.loads(proc.stdout)
+    assert doc["check"]["available"] is False and "torch is not installed" in doc["check"]["reason"]
+    assert doc["check"]["command"].endswith(f"--python {bare}")
+    proc = run_cli(["explain", "--log", "-", "--python", str(bare)], input=ALIGN_LOG)
+    assert "to confirm on a machine with torch" in proc.stdout
+
+
+def test_cli_bad_python_is_a_usage_error(tmp_path: Path):
+    proc = run_cli(["explain", "--log", "-", "--python", str(tmp_path / "nope")], input=ALIGN_LOG)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_cli_check_runs_the_offered_check():
+    """With --check, the matched issues are checked here and their verdicts come back."""
+    need("triton-constexpr-dynamic")
+    log = "NameError: name 's0' is not defined\n"
+    proc = run_cli(["explain", "--log", "-", "--check", "--format", "json"], input=log, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    validate("triage", doc)
+    check = doc["check"]
+    if not check["available"]:
+        pytest.skip(check["reason"])
+    assert check["ran"] and check["error"] is None, check
+    assert {r["id"] for r in check["results"]} == {"triton-constexpr-dynamic"}
+    text = run_cli(["explain", "--log", "-", "--check"], input=log, timeout=900).stdout
+    assert "checked here with" in text and "triton-constexpr-dynamic on" in text
