@@ -29,8 +29,11 @@ pytestmark = pytest.mark.slow
 
 
 def check(python: str, cxx: str, cxxflags: str = "") -> tuple:
-    """`inductor-doctor check --only const-data-ptr-abi`, as a user runs it: (exit code, result)."""
-    env = {"CXX": cxx, "CXXFLAGS": cxxflags}
+    """`inductor-doctor check --only const-data-ptr-abi`, as a user runs it: (exit code, result).
+
+    No cache of any kind: every call really compiles the probe.
+    """
+    env = {"CXX": cxx, "CXXFLAGS": cxxflags, "INDUCTOR_DOCTOR_NO_CACHE": "1"}
     proc = run_cli(["check", "--only", ID, "--python", python, "--format", "json", "--no-cache", "-q"],
                    env=env)
     assert proc.stdout.strip(), proc.stderr[-2000:]
@@ -39,6 +42,7 @@ def check(python: str, cxx: str, cxxflags: str = "") -> tuple:
     validate("check", report)
     (result,) = [r for r in report["results"] if r["id"] == ID]
     assert result["device"] == "toolchain" and result["basis"] == "static"
+    assert report["environment"]["abi"]["cached"] is False
     return proc.returncode, result, report["environment"]["abi"]
 
 
@@ -53,7 +57,8 @@ def test_gxx_with_torch_2_13_is_ok():
     assert rc == 0
     assert result["status"] == "ok"
     assert facts["referenced"] == [PLAIN] and facts["missing"] == []
-    assert "gcc 12" in result["reason"] and "-std=c++17" in result["reason"]
+    assert "gcc 12" in result["reason"]
+    assert "-std=c++20" in result["reason"], "torch 2.13's cpp_extension builds with C++20"
 
 
 @pytest.mark.envs
@@ -72,7 +77,8 @@ def test_clang19_with_torch_2_9_is_affected(torch29):
     reason = result["reason"]
     assert TN in reason, "the reason names the symbol the compiler references"
     assert OLD in reason, "and the spelling libtorch exports instead"
-    assert "clang 19" in reason and "-std=c++17 -D_GLIBCXX_USE_CXX11_ABI=1" in reason
+    assert "clang 19" in reason
+    assert "-std=c++17 -D_GLIBCXX_USE_CXX11_ABI=1" in reason, "torch 2.9's cpp_extension flags"
     assert facts["missing"] == [TN] and facts["exported_spelling"] == OLD
     commands = [w["command"] for w in result["workarounds"] if w["command"]]
     assert 'export CXXFLAGS="$CXXFLAGS -fclang-abi-compat=17"' in commands
@@ -129,3 +135,22 @@ def test_the_check_needs_no_torch_import(torch29):
     result = abi.check(info, dict(os.environ, CXX=which_or_skip("clang++-19"), CXXFLAGS=""))
     assert result.status == "affected" and result.missing == [TN]
     assert result.duration_s < 30
+
+
+@pytest.mark.envs
+def test_a_verdict_is_remembered_only_for_the_same_compiler_flags_and_files(torch29, tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.setenv("INDUCTOR_DOCTOR_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("INDUCTOR_DOCTOR_NO_CACHE", raising=False)
+    monkeypatch.setattr(abi, "_cache", {})  # only the on-disk answers count here
+    t = target.query(torch29)
+    info = torch_build.torch_info(t, packages(t))
+    clang = which_or_skip("clang++-19")
+    first = abi.check(info, dict(os.environ, CXX=clang, CXXFLAGS=""))
+    abi._cache.clear()
+    again = abi.check(info, dict(os.environ, CXX=clang, CXXFLAGS=""))
+    assert (first.cached, again.cached) == (False, True)
+    assert again.status == first.status == "affected" and again.reason == first.reason
+    abi._cache.clear()
+    other = abi.check(info, dict(os.environ, CXX=clang, CXXFLAGS="-fclang-abi-compat=17"))
+    assert other.cached is False and other.status == "ok"

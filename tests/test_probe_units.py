@@ -18,6 +18,13 @@ from inductor_doctor.probe.report import probe_to_text
 TORCH_DIR = Path(target.query(sys.executable)["modules"]["torch"])
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    """Remembered compiler answers go to a throwaway directory, never the user's cache."""
+    monkeypatch.setenv("INDUCTOR_DOCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("INDUCTOR_DOCTOR_NO_CACHE", raising=False)
+
+
 def test_run_kills_a_hung_process_group_at_the_deadline():
     start = time.monotonic()
     res = run(["sh", "-c", "sleep 30 & sleep 30"], timeout_s=0.5)
@@ -196,6 +203,28 @@ def test_compiler_answers_are_cached_per_binary(tmp_path):
     second = compiler.try_compile(cxx, "int x;\n", "c++", ("-c",))
     assert first == second == (True, None)
     assert counter.read_text().count("x") == calls
+
+
+def test_successes_are_remembered_on_disk_failures_are_not(tmp_path, monkeypatch):
+    counter = tmp_path / "calls"
+    cxx = _fake_compiler(tmp_path, f'echo x >> {counter}\n'
+                                   'case "$*" in *fail*) exit 1;; esac\nexit 0\n')
+
+    def calls() -> int:
+        return counter.read_text().count("x") if counter.exists() else 0
+
+    assert compiler.try_compile(cxx, "ok", "c++", ("-c",)) == (True, None)
+    assert compiler.try_compile(cxx, "x", "c++", ("-fail",))[0] is False
+    before = calls()
+    monkeypatch.setattr(compiler, "_tests", {})  # a new process: only the disk remembers
+    assert compiler.try_compile(cxx, "ok", "c++", ("-c",)) == (True, None)
+    assert calls() == before, "the success came from the disk"
+    assert compiler.try_compile(cxx, "x", "c++", ("-fail",))[0] is False
+    assert calls() == before + 1, "the failure was asked again"
+    monkeypatch.setenv("INDUCTOR_DOCTOR_NO_CACHE", "1")
+    monkeypatch.setattr(compiler, "_tests", {})
+    compiler.try_compile(cxx, "ok", "c++", ("-c",))
+    assert calls() == before + 2, "INDUCTOR_DOCTOR_NO_CACHE re-asks"
 
 
 def test_relevant_env_keeps_toolchain_variables_and_drops_secrets():

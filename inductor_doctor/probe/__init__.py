@@ -74,10 +74,22 @@ def _runtime_hint(pkgs: Dict[str, str], torch_cuda: Optional[str]) -> Optional[s
     return torch_cuda
 
 
-def gather(python: Optional[str] = None, live: bool = False, timeout_s: float = 60.0) -> Facts:
-    """Every fact the checks read. Never raises for a sick environment: gaps are recorded."""
-    from inductor_doctor.probe import abi, compiler, cuda, packages, target, torch_build
+def gather(
+    python: Optional[str] = None,
+    live: bool = False,
+    timeout_s: float = 60.0,
+    use_cache: Optional[bool] = None,
+) -> Facts:
+    """Every fact the checks read. Never raises for a sick environment: gaps are recorded.
+
+    `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
+    same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
+    """
+    from inductor_doctor.probe import _diskcache, abi, compiler, cuda, packages, target, torch_build
     from inductor_doctor.probe import live as live_probe
+
+    if use_cache is not None:
+        _diskcache.set_enabled(use_cache)
 
     start = time.monotonic()
     python = python or sys.executable

@@ -9,21 +9,24 @@ at import time (flashinfer-ai/flashinfer#872, pytorch/pytorch#169926).
 
 Rather than predict that from version numbers, we ask the compiler: compile the one-line TU that
 uses the function against the installed headers, with the flags an extension build would use
-(`CXX`/`c++`, `CXXFLAGS`, torch's `_GLIBCXX_USE_CXX11_ABI`), read the object's undefined symbols
-with pyelftools and look each up in libtorch_cpu.so's dynamic hash table. No torch import, no
-binutils: a torch whose import fails still gets a verdict. It costs one compile, about a second.
+(`CXX`/`c++`, the `-std` torch's cpp_extension passes, `CXXFLAGS`, torch's `_GLIBCXX_USE_CXX11_ABI`),
+read the object's undefined symbols with pyelftools and look each up in libtorch_cpu.so's dynamic
+hash table. No torch import, no binutils: a torch whose import fails still gets a verdict. It costs
+one compile, about a second and ~180 MB for cc1plus; a conclusive verdict is remembered on disk
+under the compiler binary, the flags and torch's header and library files (see `_diskcache`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import tempfile
 import threading
 import time
 from typing import Dict, List, Mapping, Optional, Tuple
 
-from inductor_doctor.probe import _elf, compiler
+from inductor_doctor.probe import _diskcache, _elf, compiler
 from inductor_doctor.probe._proc import c_locale_env, first_error_line, run
 from inductor_doctor.probe.facts import AbiInfo, TorchInfo
 
@@ -41,6 +44,9 @@ EXPECTED_SPELLINGS = (
 )
 
 COMPILE_TIMEOUT_S = 60.0
+DEFAULT_STD = "c++17"
+
+_STD = re.compile(r"common_cflags \+= \[\s*['\"]-std=(c\+\+\d+)['\"]")
 
 _lock = threading.Lock()
 _cache: Dict[Tuple[object, ...], AbiInfo] = {}
@@ -51,9 +57,22 @@ def _stat_key(path: str) -> Tuple[str, float, int]:
     return (os.path.realpath(path), st.st_mtime, st.st_size)
 
 
+def extension_std(torch_dir: Optional[str]) -> str:
+    """The `-std` torch.utils.cpp_extension passes (c++17 up to torch 2.9, c++20 in 2.13), read as text."""
+    if torch_dir:
+        try:
+            with open(os.path.join(torch_dir, "utils", "cpp_extension.py"), encoding="utf-8") as f:
+                m = _STD.search(f.read())
+            if m:
+                return m.group(1)
+        except OSError:
+            pass
+    return DEFAULT_STD
+
+
 def _flags(torch: TorchInfo, env: Mapping[str, str]) -> Tuple[List[str], List[str]]:
     """`(flags shown to the user, include flags)`; CXXFLAGS last so that the user's choice wins."""
-    shown = ["-std=c++17"]
+    shown = [f"-std={extension_std(torch.path)}"]
     if torch.cxx11_abi is not None:
         shown.append(f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.cxx11_abi)}")
     try:
@@ -112,16 +131,41 @@ def _check(torch: Optional[TorchInfo], env: Mapping[str, str], timeout_s: float)
     with _lock:
         cached = _cache.get(key)
     if cached is not None:
+        info.cached = True
         return _copy(cached, info)
+    disk_key = [
+        _diskcache.file_key(path), flags, includes, _diskcache.compiler_env(), TU,
+        _diskcache.file_key(os.path.join(torch.include_dir, HEADER)),
+        _diskcache.file_key(torch.libtorch_cpu),
+        _diskcache.file_key(os.path.join(torch.path or "", "version.py")),
+    ]
+    stored = _diskcache.get("abi", disk_key)
+    if stored is not None and stored.get("status") in ("ok", "affected"):
+        _copy_stored(stored, info)
+        info.cached = True
+        return info
     _compile_and_compare(info, path, flags, includes, timeout_s)
     if info.status in ("ok", "affected"):
         with _lock:
             _cache[key] = info
+        _diskcache.put("abi", disk_key, {f: getattr(info, f) for f in _STORED})
     return info
 
 
+_STORED = ("status", "reason", "referenced", "missing", "exported_spelling")
+
+
+def _copy_stored(stored: Mapping[str, object], into: AbiInfo) -> None:
+    into.status = str(stored["status"])
+    into.reason = str(stored.get("reason") or "")
+    into.referenced = [str(s) for s in stored.get("referenced") or []]  # type: ignore[union-attr]
+    into.missing = [str(s) for s in stored.get("missing") or []]  # type: ignore[union-attr]
+    spelling = stored.get("exported_spelling")
+    into.exported_spelling = str(spelling) if spelling else None
+
+
 def _copy(cached: AbiInfo, into: AbiInfo) -> AbiInfo:
-    for field in ("status", "reason", "referenced", "missing", "exported_spelling"):
+    for field in _STORED:
         value = getattr(cached, field)
         setattr(into, field, list(value) if isinstance(value, list) else value)
     return into

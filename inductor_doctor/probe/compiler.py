@@ -26,6 +26,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, Mapping, Optional, Tuple
 
+from inductor_doctor.probe import _diskcache
 from inductor_doctor.probe._proc import ProcResult, c_locale_env, first_error_line, run
 from inductor_doctor.probe.facts import CompilerInfo
 
@@ -113,6 +114,14 @@ def identify(
         with _lock:
             if key in _identity:
                 return _identity[key]
+    disk_key = _diskcache.file_key(path)
+    stored = _diskcache.get("identity", disk_key)
+    if stored is not None and isinstance(stored.get("answer"), list) and len(stored["answer"]) == 3:
+        answer_d = tuple(stored["answer"])
+        if key is not None:
+            with _lock:
+                _identity[key] = answer_d  # type: ignore[assignment]
+        return answer_d  # type: ignore[return-value]
     res = run([path, "--version"], timeout_s=timeout_s, env=c_locale_env())
     if not res.ok:
         return None, None, None
@@ -141,6 +150,7 @@ def identify(
     if key is not None:
         with _lock:
             _identity[key] = answer
+    _diskcache.put("identity", disk_key, {"answer": list(answer)})
     return answer
 
 
@@ -150,14 +160,31 @@ def try_compile(
     lang: str,
     args: Tuple[str, ...],
     timeout_s: float = COMPILE_TIMEOUT_S,
+    witness: Optional[str] = None,
 ) -> Tuple[bool, Optional[str]]:
-    """Compile `source`; `(ok, first error line)`. Cached per binary, source and flags."""
+    """Compile `source`; `(ok, first error line)`. Cached per binary, source and flags.
+
+    A success is also remembered on disk, keyed by the compiler binary, the flags, the search-path
+    variables and `witness` (the header the test is about, e.g. Python.h); a failure is always
+    asked again, so installing the missing piece shows at once.
+    """
     key = _key(path)
     cache_key = (key[0], key[1], key[2], source, lang + " " + " ".join(args)) if key else None
     if cache_key is not None:
         with _lock:
             if cache_key in _tests:
                 return _tests[cache_key]
+    disk_key = None
+    compiler_file = _diskcache.file_key(path)
+    if compiler_file is not None:
+        disk_key = [compiler_file, source, lang, list(args), _diskcache.compiler_env(),
+                    _diskcache.file_key(witness) if witness else None]
+        stored = _diskcache.get("compile", disk_key)
+        if stored is not None and stored.get("ok") is True:
+            with _lock:
+                if cache_key is not None:
+                    _tests[cache_key] = (True, None)
+            return True, None
     ext = ".cpp" if lang == "c++" else ".c"
     with tempfile.TemporaryDirectory(prefix="indoc-cc-") as tmp:
         src = os.path.join(tmp, "probe" + ext)
@@ -177,6 +204,8 @@ def try_compile(
     if cache_key is not None and not res.timed_out:
         with _lock:
             _tests[cache_key] = answer
+    if answer[0]:
+        _diskcache.put("compile", disk_key, {"ok": True})
     return answer
 
 
@@ -208,16 +237,18 @@ def probe_compiler(
         info.error = f"`{command} --version` failed"
         return info
     base = ("-x", lang, "-shared", "-fPIC")
-    jobs = {"works": (TRIVIAL_CXX if lang == "c++" else TRIVIAL_C, base)}
+    jobs = {"works": (TRIVIAL_CXX if lang == "c++" else TRIVIAL_C, base, None)}
     if openmp:
-        jobs["openmp"] = (OPENMP_CXX, (*base, "-fopenmp"))
+        jobs["openmp"] = (OPENMP_CXX, (*base, "-fopenmp"), None)
     if python_include:
-        jobs["python_h"] = (PYTHON_H, ("-x", lang, "-fsyntax-only", "-I", python_include))
+        jobs["python_h"] = (PYTHON_H, ("-x", lang, "-fsyntax-only", "-I", python_include),
+                            os.path.join(python_include, "Python.h"))
     own_pool = pool is None
     ex = pool or ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="indoc-cc")
     try:
         futures = {
-            k: ex.submit(try_compile, path, src, lang, args, timeout_s) for k, (src, args) in jobs.items()
+            k: ex.submit(try_compile, path, src, lang, args, timeout_s, witness)
+            for k, (src, args, witness) in jobs.items()
         }
         results = {k: f.result() for k, f in futures.items()}
     finally:

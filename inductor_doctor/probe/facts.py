@@ -128,6 +128,7 @@ class AbiInfo:
     compiler_version: Optional[str] = None  # e.g. "clang 19.1.7"
     library: Optional[str] = None  # the libtorch_cpu.so looked up
     torch_version: Optional[str] = None
+    cached: bool = False  # the same compiler, flags, headers and library were checked before
 
 
 @dataclass
@@ -135,6 +136,29 @@ class XlaInfo:
     version: Optional[str] = None
     path: Optional[str] = None
     pjrt_device: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
+class CacheDirInfo:
+    """One directory the compile stack writes its compiled code to, and loads it back from."""
+
+    name: str  # "inductor" | "triton"
+    path: str
+    source: str = ""  # what chose it: "TORCHINDUCTOR_CACHE_DIR", "default", ...
+    exists: Optional[bool] = None
+    writable: Optional[bool] = None  # the directory, or the nearest existing parent that creates it
+    mount_point: Optional[str] = None
+    fs_type: Optional[str] = None
+    mount_options: List[str] = field(default_factory=list)  # e.g. ["rw", "noexec"]
+    error: Optional[str] = None
+
+
+@dataclass
+class CacheInfo:
+    """Inductor's and Triton's code caches (probe/caches.py)."""
+
+    dirs: List[CacheDirInfo] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
 
 
@@ -151,6 +175,7 @@ class Facts:
     packages: Dict[str, str] = field(default_factory=dict)  # distribution name -> version
     env: Dict[str, str] = field(default_factory=dict)  # the relevant environment variables
     live: Optional[Dict[str, Any]] = None  # what the live probe returned, raw
+    caches: Optional[CacheInfo] = None  # None: not probed (kb/cache_dir_*.py then look themselves)
     duration_s: float = 0.0
 
     def to_dict(self) -> Dict[str, Any]:

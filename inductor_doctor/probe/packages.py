@@ -69,20 +69,9 @@ def python_info(python: str, target: Dict[str, Any]) -> PythonInfo:
     return info
 
 
-def _provider(target: Dict[str, Any], pkgs: Dict[str, str], module: str, candidates: Any) -> Optional[str]:
-    provided = (target.get("providers") or {}).get(module) or []
-    for name in provided:
-        if normalize(name) in pkgs:
-            return normalize(name)
-    for name in candidates:
-        if name in pkgs:
-            return name
-    return None
-
-
 def triton_info(target: Dict[str, Any], pkgs: Dict[str, str]) -> Optional[TritonInfo]:
     path = (target.get("modules") or {}).get("triton")
-    dist = _provider(target, pkgs, "triton", TRITON_DISTRIBUTIONS)
+    dist = next((name for name in TRITON_DISTRIBUTIONS if name in pkgs), None)
     if not path and not dist:
         return None
     info = TritonInfo(path=path, distribution=dist, version=pkgs.get(dist) if dist else None)

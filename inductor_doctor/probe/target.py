@@ -66,15 +66,35 @@ def _glibc():
     return ver if lib == "glibc" and ver else None
 guard("glibc", _glibc)
 def _dists():
+    # The wheel spec names the directory `{name}-{version}.dist-info` (name with `_` for `-`), so a
+    # directory listing gives name and version without parsing ~100 METADATA files. The first hit
+    # along sys.path wins, as for importlib.metadata.version(); anything else (egg-info, odd names)
+    # is read the slow way.
     from importlib import metadata
     found = {}
-    for d in metadata.distributions():
+    for entry in sys.path:
         try:
-            name = d.metadata["Name"]
-        except Exception:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
             continue
-        if name and name.lower() not in found:
-            found[name.lower()] = d.version
+        for n in names:
+            if not n.endswith((".dist-info", ".egg-info")):
+                continue
+            stem = n.rsplit(".", 1)[0]
+            parts = stem.split("-")
+            if n.endswith(".dist-info") and len(parts) == 2 and parts[1][:1].isdigit():
+                name, version = parts
+            else:
+                try:
+                    d = metadata.Distribution.at(os.path.join(entry, n))
+                    name, version = d.metadata["Name"], d.version
+                except Exception:
+                    continue
+                if not name or not version:
+                    continue
+            key = name.lower().replace("_", "-").replace(".", "-")
+            if key not in found:
+                found[key] = version
     return found
 guard("packages", _dists)
 def _requires(dist):
@@ -99,14 +119,6 @@ for _name in PACKAGES:
         out["modules"][_name] = _spec(_name)
     except Exception as exc:
         out.setdefault("errors", {})["find_spec " + _name] = "%s: %s" % (type(exc).__name__, exc)
-def _providers():
-    from importlib import metadata
-    pd = getattr(metadata, "packages_distributions", None)
-    if pd is None:
-        return {}
-    m = pd()
-    return {k: m.get(k, []) for k in PACKAGES}
-guard("providers", _providers)
 sys.stdout.write("\n" + MARKER + json.dumps(out) + "\n")
 sys.stdout.flush()
 '''

@@ -1,0 +1,94 @@
+"""Answers that are pure functions of files on disk, remembered across runs.
+
+Compiling the const_data_ptr probe against torch's headers costs a second and ~180 MB (cc1plus
+parsing ATen); asking a compiler for its version or whether `<Python.h>` compiles costs a process
+each. Their answers depend only on the files involved, so they are stored under a key made of
+those files' (path, size, mtime_ns) and the flags: a reinstalled torch or an upgraded compiler
+changes the key, never serves a stale answer. Failures are never stored, so fixing the environment
+shows up on the very next run. `INDUCTOR_DOCTOR_NO_CACHE=1` (or `set_enabled(False)`) turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence
+
+#: Bump when what is stored, or how it is computed, changes.
+VERSION = 1
+
+_enabled = True
+_lock = threading.Lock()
+
+
+def set_enabled(value: bool) -> None:
+    global _enabled
+    _enabled = value
+
+
+def enabled() -> bool:
+    return _enabled and not os.environ.get("INDUCTOR_DOCTOR_NO_CACHE")
+
+
+def root() -> Path:
+    """`$INDUCTOR_DOCTOR_CACHE_DIR/probe`, else `~/.cache/inductor-doctor/probe` (XDG honoured)."""
+    explicit = os.environ.get("INDUCTOR_DOCTOR_CACHE_DIR")
+    if explicit:
+        return Path(explicit) / "probe"
+    base = os.environ.get("XDG_CACHE_HOME") or (Path(os.environ.get("HOME") or "/nonexistent") / ".cache")
+    return Path(base) / "inductor-doctor" / "probe"
+
+
+def file_key(path: Optional[str]) -> Optional[list]:
+    """What identifies a file's content cheaply: its real path, size and mtime in nanoseconds."""
+    if not path:
+        return None
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except OSError:
+        return None
+    return [real, st.st_size, st.st_mtime_ns]
+
+
+#: Variables that change what a compiler finds (include and library search paths).
+COMPILER_ENV = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
+                "COMPILER_PATH")
+
+
+def compiler_env() -> Sequence[Sequence[str]]:
+    return [(k, os.environ[k]) for k in COMPILER_ENV if k in os.environ]
+
+
+def _path(kind: str, key: Any) -> Path:
+    blob = json.dumps([VERSION, kind, key], sort_keys=True, default=str).encode()
+    return root() / f"{kind}-{hashlib.sha256(blob).hexdigest()[:32]}.json"
+
+
+def get(kind: str, key: Any) -> Optional[Dict[str, Any]]:
+    if not enabled() or key is None:
+        return None
+    try:
+        with open(_path(kind, key), encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def put(kind: str, key: Any, value: Dict[str, Any]) -> None:
+    """Store `value`; a read-only or full disk just means no cache."""
+    if not enabled() or key is None:
+        return
+    from inductor_doctor.files import write_text_atomic
+
+    path = _path(kind, key)
+    try:
+        with _lock:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps(value, sort_keys=True))
+    except OSError:
+        pass

@@ -1,0 +1,141 @@
+"""Where Inductor and Triton keep compiled code, and whether that place can hold and run it.
+
+Both write a shared object into their cache directory and then `dlopen` it. A directory that the
+process cannot create or write (another user's `/tmp/torchinductor_<user>`, a read-only home in a
+container) fails the write; a `noexec` mount (a hardened `/tmp`) fails the load with "failed to map
+segment from shared object". Both are plain file-system facts, read here without importing torch:
+
+* Inductor, `torch/_inductor/runtime/cache_dir_utils.py`: `TORCHINDUCTOR_CACHE_DIR`, else
+  `<tempfile.gettempdir()>/torchinductor_<user>` (the user name sanitised for file names).
+* Triton, `triton/runtime/cache.py` (`knobs.cache.dir`): `TRITON_CACHE_DIR`, else
+  `<TRITON_HOME or ~>/.triton/cache`. Inductor points Triton at `<inductor dir>/triton/<device>`
+  for the kernels it generates, so Triton's own default matters for user-written kernels.
+
+Call: `gather_caches(env)` with the target's environment (the doctor's own by default); it never
+raises and takes a few milliseconds (a stat per path component and one read of /proc/self/mounts).
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+import tempfile
+from typing import List, Mapping, Optional, Tuple
+
+from inductor_doctor.probe.facts import CacheDirInfo, CacheInfo
+
+MOUNTS = "/proc/self/mounts"
+PSEUDO_FS = ("proc", "sysfs", "cgroup", "cgroup2", "devpts")
+
+
+def _user() -> str:
+    try:
+        user = getpass.getuser()
+    except Exception:  # no passwd entry and no LOGNAME/USER: Inductor falls back the same way
+        user = "unknown"
+    return re.sub(r'[\\/:*?"<>|]', "_", user)
+
+
+def _tempdir(env: Mapping[str, str]) -> str:
+    """`tempfile.gettempdir()` as a process with `env` would answer it.
+
+    Python takes the first of TMPDIR, TEMP, TMP, /tmp, /var/tmp, /usr/tmp in which it can create a
+    file, so an unusable TMPDIR is skipped rather than fatal; `os.access` stands in for the write.
+    """
+    names = [env.get(n) for n in ("TMPDIR", "TEMP", "TMP")]
+    for value in [*names, "/tmp", "/var/tmp", "/usr/tmp"]:
+        if value and os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
+            return value
+    return tempfile.gettempdir()
+
+
+def inductor_dir(env: Mapping[str, str]) -> Tuple[str, str]:
+    explicit = env.get("TORCHINDUCTOR_CACHE_DIR")
+    if explicit:
+        return explicit, "TORCHINDUCTOR_CACHE_DIR"
+    return os.path.join(_tempdir(env), "torchinductor_" + _user()), "default (<tmp>/torchinductor_<user>)"
+
+
+def triton_dir(env: Mapping[str, str]) -> Tuple[str, str]:
+    explicit = env.get("TRITON_CACHE_DIR")
+    if explicit:
+        return explicit, "TRITON_CACHE_DIR"
+    home = env.get("TRITON_HOME") or env.get("HOME") or os.path.expanduser("~")
+    return os.path.join(home, ".triton", "cache"), "default (<TRITON_HOME or ~>/.triton/cache)"
+
+
+def read_mounts(path: str = MOUNTS) -> List[Tuple[str, str, List[str]]]:
+    """`(mount point, fs type, options)` in mount order; later entries shadow earlier ones."""
+    out: List[Tuple[str, str, List[str]]] = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 4:
+                    point = parts[1].replace("\\040", " ").replace("\\011", "\t")
+                    out.append((point, parts[2], parts[3].split(",")))
+    except OSError:
+        pass
+    return out
+
+
+def mount_of(path: str, mounts: List[Tuple[str, str, List[str]]]) -> Optional[Tuple[str, str, List[str]]]:
+    """The mount that holds `path` (its real path): the longest matching mount point, last wins."""
+    real = os.path.realpath(path)
+    best: Optional[Tuple[str, str, List[str]]] = None
+    for point, fs, opts in mounts:
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) >= len(best[0])):
+            best = (point, fs, opts)
+    return best
+
+
+def _nearest_existing(path: str) -> str:
+    current = os.path.abspath(path)
+    while not os.path.exists(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current
+
+
+def probe_dir(name: str, path: str, source: str,
+              mounts: List[Tuple[str, str, List[str]]]) -> CacheDirInfo:
+    info = CacheDirInfo(name=name, path=path, source=source)
+    try:
+        info.exists = os.path.isdir(path)
+        target = path if info.exists else _nearest_existing(path)
+        if not os.path.isdir(target):
+            info.writable = False
+            info.error = f"{target} is not a directory"
+        else:
+            # os.access asks the kernel, so it answers for this user and honours read-only mounts.
+            info.writable = os.access(target, os.W_OK | os.X_OK)
+            if not info.writable:
+                info.error = f"{target} is not writable by this user"
+        mount = mount_of(target, mounts)
+        if mount is not None:
+            info.mount_point, info.fs_type, info.mount_options = mount[0], mount[1], list(mount[2])
+            if info.writable is not False and "ro" in info.mount_options:
+                info.writable = False
+                info.error = f"{info.mount_point} is mounted read-only"
+            elif info.writable is not False and info.fs_type in PSEUDO_FS:
+                info.writable = False
+                info.error = f"{info.mount_point} is a {info.fs_type} file system: no files can be made there"
+    except OSError as exc:
+        info.error = f"{type(exc).__name__}: {exc}"
+    return info
+
+
+def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MOUNTS) -> CacheInfo:
+    """Inductor's and Triton's cache directories as the target process would pick them."""
+    env = os.environ if env is None else env
+    mounts = read_mounts(mounts_file)
+    info = CacheInfo()
+    if not mounts:
+        info.notes.append(f"could not read {mounts_file}: mount options unknown")
+    for name, (path, source) in (("inductor", inductor_dir(env)), ("triton", triton_dir(env))):
+        info.dirs.append(probe_dir(name, path, source, mounts))
+    return info
