@@ -169,10 +169,10 @@ def _compiler(c: Mapping[str, Any], openmp: bool) -> List[Row]:
 
 def _abi(a: Mapping[str, Any]) -> List[Row]:
     status = a.get("status") or "not checked"
-    return [
-        ("verdict", Text(status, style=STATUS_STYLE.get(status, DIM))),
-        ("reason", _v(a.get("reason"))),
-    ]
+    verdict = Text(status, style=STATUS_STYLE.get(status, DIM))
+    if a.get("cached"):
+        verdict.append("  (remembered: same compiler, flags and torch files as an earlier run)", style=DIM)
+    return [("verdict", verdict), ("reason", _v(a.get("reason")))]
 
 
 def _xla(x: Optional[Mapping[str, Any]]) -> List[Row]:
