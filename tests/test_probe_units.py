@@ -299,3 +299,21 @@ def test_probe_to_text_default_follows_no_color(monkeypatch):
     monkeypatch.setenv("FORCE_COLOR", "1")
     facts = Facts(python=PythonInfo(executable="/py", version="3.11.7"))
     assert "\x1b[" not in probe_to_text(facts)
+
+
+@pytest.mark.parametrize(
+    "cxx,split",
+    [("clang++-19", ("clang++-19", [])), ("ccache clang++ -m64", ("clang++", ["-m64"])),
+     ("/usr/bin/sccache /opt/llvm/bin/clang++", ("/opt/llvm/bin/clang++", [])), ("ccache", (None, []))],
+)
+def test_abi_probe_runs_the_compiler_behind_a_launcher(cxx, split):
+    from inductor_doctor.probe.abi import _split_command
+
+    assert _split_command(cxx) == split
+
+
+def test_abi_probe_uses_the_std_of_torchs_cpp_extension():
+    from inductor_doctor.probe.abi import extension_std
+
+    assert extension_std(str(TORCH_DIR)) == "c++20"
+    assert extension_std(None) == "c++17"

@@ -70,6 +70,24 @@ def extension_std(torch_dir: Optional[str]) -> str:
     return DEFAULT_STD
 
 
+LAUNCHERS = ("ccache", "sccache", "distcc", "icecc")
+
+
+def _split_command(command: str) -> Tuple[Optional[str], List[str]]:
+    """`CXX` may carry a launcher and arguments (`ccache clang++ -m64`), as build tools allow.
+
+    The probe runs the compiler itself (a launcher only caches or ships the same compile) with the
+    extra arguments in front of ours.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    while words and os.path.basename(words[0]) in LAUNCHERS:
+        words = words[1:]
+    return (words[0], words[1:]) if words else (None, [])
+
+
 def _flags(torch: TorchInfo, env: Mapping[str, str]) -> Tuple[List[str], List[str]]:
     """`(flags shown to the user, include flags)`; CXXFLAGS last so that the user's choice wins."""
     shown = [f"-std={extension_std(torch.path)}"]
@@ -119,11 +137,13 @@ def _check(torch: Optional[TorchInfo], env: Mapping[str, str], timeout_s: float)
     info.compiler = command
     flags, includes = _flags(torch, env)
     info.flags = flags
-    path = compiler.resolve(command, env)
+    exe, extra = _split_command(command)
+    path = compiler.resolve(exe, env) if exe else None
     if path is None:
         info.status = "inconclusive"
-        info.reason = f"no C++ compiler: `{command}` ({why}) is not on PATH"
+        info.reason = f"no C++ compiler: `{exe or command}` ({why}) is not on PATH"
         return info
+    flags = [*extra, *flags]
     info.compiler_path = path
     kind, version, _ = compiler.identify(path)
     info.compiler_version = f"{kind or 'compiler'} {version}" if version else kind

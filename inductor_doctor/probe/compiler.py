@@ -289,12 +289,16 @@ def inductor_cxx(
             return info
         tried.append(command)
     search = ", ".join(repr(c) for c, _ in candidates)
-    return CompilerInfo(
+    info = CompilerInfo(
         command=candidates[-1][0],
         chosen_by=candidates[-1][1],
         works=False,
         error=f"No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, {search})",
     )
+    if any(" " in c.strip() for c, _ in candidates):
+        info.notes.append("Inductor runs CXX as one program: a launcher or flags in it (`ccache g++`) "
+                          "make it unusable there")
+    return info
 
 
 def _name_check(info: CompilerInfo) -> None:
