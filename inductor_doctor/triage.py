@@ -46,8 +46,10 @@ EXACT, PARTIAL, VERSION_ONLY = "exact", "partial", "version-only"
 
 @dataclass
 class LogInput:
+    """A log ready to scan: UTF-8 bytes (never decoded whole: see triage_scan), no ANSI, LF only."""
+
     source: str  # the path, or "-" for stdin
-    text: str  # normalized: no ANSI, LF only
+    data: bytes
     size: int  # bytes read
     truncated: bool = False
     ansi_stripped: bool = False
@@ -55,7 +57,7 @@ class LogInput:
 
     @property
     def lines(self) -> int:
-        return self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
+        return self.data.count(b"\n") + (0 if self.data.endswith(b"\n") else 1)
 
 
 @dataclass
@@ -131,11 +133,12 @@ def read_log(source: str) -> LogInput:
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise UsageError(f"{shown}: cannot read ({reason}) — check the path") from None
-    text, encoding = _decode(data, shown)
-    text, stripped = normalize(text)
-    if not text.strip():
+    size = len(data)
+    data, encoding = _decode(data, shown)
+    data, stripped = normalize(data)
+    if not data.strip():
         raise UsageError(f"{shown}: empty — paste the error log or traceback (a file, or - for stdin)")
-    return LogInput(source, text, len(data), truncated, stripped, encoding)
+    return LogInput(source, data, size, truncated, stripped, encoding)
 
 
 def _read_stream(stream: Any) -> Tuple[bytes, bool]:
@@ -154,19 +157,20 @@ def _read_stream(stream: Any) -> Tuple[bytes, bool]:
     return head[:half] + b"\n[... middle of the log not read ...]\n" + tail, True
 
 
-def _decode(data: bytes, shown: str) -> Tuple[str, str]:
+def _decode(data: bytes, shown: str) -> Tuple[bytes, str]:
+    """UTF-8 bytes out (invalid sequences are kept: the scan does not care); binary refused."""
     if data[:2] == b"\x1f\x8b":
         raise UsageError(
             f"{shown}: is gzip-compressed — decompress it: zcat FILE | inductor-doctor explain --log -"
         )
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell's `>` writes UTF-16 with a BOM
-        return data.decode("utf-16", errors="replace"), "utf-16"
+        return data.decode("utf-16", errors="replace").encode("utf-8"), "utf-16"
     sample = data[:65536]
     nuls = sample.count(b"\x00")
     if nuls:
         odd = sample[1::2].count(b"\x00")
         if nuls > len(sample) // 4 and odd > nuls * 0.9:  # UTF-16-LE without a BOM
-            return data.decode("utf-16-le", errors="replace"), "utf-16-le"
+            return data.decode("utf-16-le", errors="replace").encode("utf-8"), "utf-16-le"
         raise UsageError(
             f"{shown}: binary data, not a text log (NUL byte at offset {sample.index(0)}) — "
             "pass the error output as text"
@@ -174,7 +178,9 @@ def _decode(data: bytes, shown: str) -> Tuple[str, str]:
     controls = sum(sample.count(bytes([c])) for c in range(32) if c not in (9, 10, 12, 13, 27, 8))
     if sample and controls > len(sample) // 10:
         raise UsageError(f"{shown}: binary data, not a text log — pass the error output as text")
-    return data.decode("utf-8-sig", errors="replace"), "utf-8"
+    if data[:3] == b"\xef\xbb\xbf":
+        data = data[3:]
+    return data, "utf-8"
 
 
 # --- matching ----------------------------------------------------------------------------------
@@ -187,15 +193,15 @@ def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
     partial-only matches of other issues are dropped; otherwise they are reported as weak.
     """
     start = time.perf_counter()
-    text = log.text
-    low = lowered(text)
-    hits = scan(text, low, compile_probes(issues))
+    data = log.data
+    low = lowered(data)
+    hits = scan(data, low, compile_probes(issues))
     versions = versions_mentioned(low)
     by_issue: Dict[str, List[SignatureHit]] = {}
     for h in hits:
         by_issue.setdefault(h.issue_id, []).append(h)
     offsets = [span[0] for h in hits for span in h.spans]
-    numbers = line_numbers(text, offsets)
+    numbers = line_numbers(data, offsets)
     issue_by_id = {i.id: i for i in issues}
 
     matches: List[IssueMatch] = []
@@ -208,7 +214,7 @@ def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
             for a, b in h.spans:
                 evidence.append(
                     Evidence(
-                        numbers[a], evidence_lines(text, a, b), h.signature.pattern, h.signature.strength
+                        numbers[a], evidence_lines(data, a, b), h.signature.pattern, h.signature.strength
                     )
                 )
         evidence.sort(key=lambda e: (e.strength != "exact", e.line))
@@ -314,7 +320,19 @@ def check_command(ids: Sequence[str], python: Optional[str]) -> List[str]:
 
 
 def torch_importable(interpreter: str) -> Tuple[bool, str]:
-    """Asks the target interpreter (never this process) whether torch can be found."""
+    """Whether torch can be found for the target interpreter, without importing it anywhere.
+
+    For this interpreter `find_spec` answers in process (it locates the package, it runs none of
+    it); another interpreter is asked in a subprocess.
+    """
+    if os.path.abspath(interpreter) == os.path.abspath(sys.executable):  # not realpath: venvs
+        import importlib.util
+
+        try:
+            found = importlib.util.find_spec("torch") is not None
+        except (ImportError, ValueError):
+            found = False
+        return (True, "") if found else (False, f"torch is not installed for {interpreter}")
     code = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('torch') else 1)"
     try:
         proc = subprocess.run(

@@ -1,16 +1,23 @@
-"""Finding known-issue signatures in a log of any size, in linear time.
+r"""Finding known-issue signatures in a log of any size, in linear time.
 
 Users paste whatever they have: a 50 MB CI log with ANSI colours and Windows line endings, a
 traceback wrapped three times by Dynamo, a mangled symbol. The signatures are the issues' own
 (`KnownIssue.signatures`, the ones canaries are classified with), so they are written for
 correctness, not for speed; running forty of them over 50 MB would take minutes. Instead:
 
+* the log stays bytes (UTF-8) throughout: decoding, lower-casing and searching 50 MB of text
+  that holds a single non-ASCII character (a progress bar's `█`) costs several times what the
+  same work on bytes does. Only evidence lines are decoded;
 * every signature's regex is parsed once to find a literal it cannot match without (the
   longest one, or one per branch of a top-level alternation), and the log is searched for
-  that literal with `str.find` on a lower-cased copy, which runs at memchr speed;
+  that literal with `bytes.find` on an ASCII-lower-cased copy, which runs at memchr speed;
 * the regex then runs only on a bounded window around each literal hit (a few KB either
   side, overlapping windows merged), so a 10 MB single-line log costs what a short one does;
 * a signature with no usable literal is searched line by line, each line capped.
+
+Signatures are compiled as bytes patterns from the same pattern text (so `\w`, `\d`, `\s` and
+IGNORECASE are ASCII-only here, as log text essentially is); a pattern that does not compile as
+bytes is run as text on the decoded windows instead.
 """
 
 from __future__ import annotations
@@ -40,26 +47,28 @@ MAX_EVIDENCE = 3
 MAX_COUNT = 1000
 MIN_LITERAL = 3
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 
-def normalize(text: str) -> Tuple[str, bool]:
-    """Strip ANSI escapes (once, over the whole text) and turn CRLF/CR into LF."""
-    stripped = False
-    if "\x1b" in text:
-        text = _ANSI.sub("", text)
-        stripped = True
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text, stripped
+def normalize(data: bytes) -> Tuple[bytes, bool]:
+    """Strip ANSI escapes, once, over the whole log.
+
+    Carriage returns stay: line numbers count LF only (what `grep -n` and `sed -n Np` use, so a
+    CRLF log keeps its numbering and a progress bar redrawn with CR stays one line), patterns do
+    not depend on them, and evidence lines are shown without them.
+    """
+    if b"\x1b" in data:
+        return _ANSI.sub(b"", data), True
+    return data, False
 
 
-def lowered(text: str) -> str:
-    """A lower-cased copy whose offsets are the original's (some non-ASCII letters grow)."""
-    low = text.lower()
-    if len(low) == len(text):
-        return low
-    return re.sub(r"[^\x00-\x7f]", "\x00", text).lower()
+def lowered(data: bytes) -> bytes:
+    """ASCII lower case: same length, so offsets into it are offsets into the log."""
+    return data.lower()
+
+
+def _ascii_lower(text: str) -> bytes:
+    return "".join(c.lower() if c.isascii() else c for c in text).encode("utf-8")
 
 
 # --- literal extraction ------------------------------------------------------------------------
@@ -150,8 +159,9 @@ class SignatureHit:
 class _Probe:
     issue_id: str
     signature: Signature
-    regex: re.Pattern[str]
-    literals: Optional[Tuple[str, ...]]
+    regex: re.Pattern  # bytes pattern, or str pattern when `text_mode`
+    literals: Optional[Tuple[bytes, ...]]
+    text_mode: bool = False
 
 
 def compile_probes(issues: Iterable[KnownIssue]) -> List[_Probe]:
@@ -159,39 +169,73 @@ def compile_probes(issues: Iterable[KnownIssue]) -> List[_Probe]:
     for issue in issues:
         for sig in issue.signatures:
             try:
-                regex = sig.compiled()
+                sig.compiled()
             except re.error:  # a plugin's broken pattern must not stop triage
                 continue
+            text_mode = False
+            try:
+                regex: re.Pattern = re.compile(sig.pattern.encode("utf-8"), sig.flags & ~re.UNICODE)
+            except (re.error, ValueError):
+                regex, text_mode = sig.compiled(), True
             lits = required_literals(sig.pattern, sig.flags)
-            probes.append(_Probe(issue.id, sig, regex, tuple(lits) if lits else None))
+            encoded = tuple(_ascii_lower(lit) for lit in lits) if lits else None
+            probes.append(_Probe(issue.id, sig, regex, encoded, text_mode))
     return probes
 
 
-def scan(text: str, low: str, probes: Sequence[_Probe]) -> List[SignatureHit]:
-    """Every probe over the text; only the signatures that matched come back."""
+def scan(data: bytes, low: bytes, probes: Sequence[_Probe]) -> List[SignatureHit]:
+    """Every probe over the log; only the signatures that matched come back.
+
+    Each distinct literal costs one pass over the log (about 10 ms per 50 MB), so literals that
+    several signatures share are searched once.
+    """
     hits = []
+    found: Dict[bytes, List[int]] = {}
     for probe in probes:
-        hit = _scan_literal(text, low, probe) if probe.literals else _scan_lines(text, probe)
+        hit = _scan_literal(data, low, probe, found) if probe.literals else _scan_lines(data, probe)
         if hit.count:
             hits.append(hit)
     return hits
 
 
-def _regions(low: str, literals: Sequence[str]) -> List[Tuple[int, int]]:
-    """Disjoint spans of the text, each within WINDOW_CHARS of a literal hit.
+def _finditer(probe: _Probe, data: bytes, lo: int, hi: int) -> Iterable[Tuple[int, int]]:
+    """Match spans as byte offsets, whether the pattern runs on bytes or on decoded text."""
+    if not probe.text_mode:
+        for m in probe.regex.finditer(data, lo, hi):
+            yield m.start(), m.end()
+        return
+    window = data[lo:hi]
+    text = window.decode("utf-8", errors="replace")
+    for m in probe.regex.finditer(text):
+        a = lo + len(text[: m.start()].encode("utf-8", errors="replace"))
+        b = lo + len(text[: m.end()].encode("utf-8", errors="replace"))
+        yield a, min(b, hi)
 
-    Hits are sampled at most every WINDOW_CHARS/2 characters: any occurrence skipped lies within
-    half a window of a sampled one, so its own window is inside the sampled one's. A literal that
-    is everywhere therefore costs one pass of the regex over the text, never one per hit.
+
+def _positions(low: bytes, lit: bytes) -> List[int]:
+    """Where `lit` occurs, sampled at most every WINDOW_CHARS/2 bytes (see `_regions`)."""
+    step = max(WINDOW_CHARS // 2, len(lit))
+    out = []
+    pos = low.find(lit)
+    while pos >= 0:
+        out.append(pos)
+        pos = low.find(lit, pos + step)
+    return out
+
+
+def _regions(low: bytes, literals: Sequence[bytes], found: Dict[bytes, List[int]]) -> List[Tuple[int, int]]:
+    """Disjoint spans of the log, each within WINDOW_CHARS of a literal hit.
+
+    Hits are sampled at most every WINDOW_CHARS/2 bytes: any occurrence skipped lies within half a
+    window of a sampled one, so its own window is inside the sampled one's. A literal that is
+    everywhere therefore costs one pass of the regex over the log, never one per hit.
     """
     n = len(low)
-    step = WINDOW_CHARS // 2
     hits = []
     for lit in literals:
-        pos = low.find(lit)
-        while pos >= 0:
-            hits.append((pos, pos + len(lit)))
-            pos = low.find(lit, pos + max(step, len(lit)))
+        if lit not in found:
+            found[lit] = _positions(low, lit)
+        hits.extend((pos, pos + len(lit)) for pos in found[lit])
     hits.sort()
     regions: List[Tuple[int, int]] = []
     for a, b in hits:
@@ -203,31 +247,31 @@ def _regions(low: str, literals: Sequence[str]) -> List[Tuple[int, int]]:
     return regions
 
 
-def _scan_literal(text: str, low: str, probe: _Probe) -> SignatureHit:
+def _record(hit: SignatureHit, a: int, b: int) -> bool:
+    """Count one match; False once enough are counted."""
+    hit.count += 1
+    if len(hit.spans) < MAX_EVIDENCE:
+        hit.spans.append((a, b))
+    return hit.count < MAX_COUNT
+
+
+def _scan_literal(data: bytes, low: bytes, probe: _Probe, found: Dict[bytes, List[int]]) -> SignatureHit:
     hit = SignatureHit(probe.issue_id, probe.signature)
-    for lo, hi in _regions(low, probe.literals or ()):
-        for m in probe.regex.finditer(text, lo, hi):
-            if m.end() == m.start():
-                continue
-            hit.count += 1
-            if len(hit.spans) < MAX_EVIDENCE:
-                hit.spans.append((m.start(), m.end()))
-            if hit.count >= MAX_COUNT:
+    for lo, hi in _regions(low, probe.literals or (), found):
+        for a, b in _finditer(probe, data, lo, hi):
+            if b > a and not _record(hit, a, b):
                 return hit
     return hit
 
 
-def _scan_lines(text: str, probe: _Probe) -> SignatureHit:
+def _scan_lines(data: bytes, probe: _Probe) -> SignatureHit:
     hit = SignatureHit(probe.issue_id, probe.signature)
     offset = 0
-    for line in text.split("\n"):
-        m = probe.regex.search(line[:MAX_LINE])
-        if m is not None:
-            hit.count += 1
-            if len(hit.spans) < MAX_EVIDENCE:
-                hit.spans.append((offset + m.start(), offset + m.end()))
-            if hit.count >= MAX_COUNT:
-                break
+    for line in data.split(b"\n"):
+        for a, b in _finditer(probe, line[:MAX_LINE], 0, min(len(line), MAX_LINE)):
+            if b > a and not _record(hit, offset + a, offset + b):
+                return hit
+            break
         offset += len(line) + 1
     return hit
 
@@ -235,68 +279,69 @@ def _scan_lines(text: str, probe: _Probe) -> SignatureHit:
 # --- evidence ----------------------------------------------------------------------------------
 
 
-def line_numbers(text: str, offsets: Iterable[int]) -> Dict[int, int]:
-    """1-based line numbers of many offsets in one pass over the text."""
+def line_numbers(data: bytes, offsets: Iterable[int]) -> Dict[int, int]:
+    """1-based line numbers of many offsets in one pass over the log."""
     out: Dict[int, int] = {}
     line, last = 1, 0
     for off in sorted(set(offsets)):
-        line += text.count("\n", last, off)
+        line += data.count(b"\n", last, off)
         last = off
         out[off] = line
     return out
 
 
-def evidence_lines(text: str, start: int, end: int, max_lines: int = 3) -> List[str]:
-    """The lines a match spans, each cut to a readable width around the match."""
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end < 0 else line_end
+def evidence_lines(data: bytes, start: int, end: int, max_lines: int = 3) -> List[str]:
+    """The lines a match spans, decoded, each cut to a readable width around the match."""
+    line_start = data.rfind(b"\n", 0, start) + 1
+    line_end = data.find(b"\n", end)
+    line_end = len(data) if line_end < 0 else line_end
     out = []
     pos = line_start
-    for raw in text[line_start:line_end].split("\n")[:max_lines]:
-        a = max(start - pos, 0)
-        out.append(_cut(raw, a))
+    for raw in data[line_start:line_end].split(b"\n")[:max_lines]:
+        focus = max(start - pos, 0)
+        redraw = raw.rfind(b"\r", 0, max(focus, 1))  # a progress bar redrawn before the match
+        if redraw >= 0 and redraw < focus:
+            pos += redraw + 1
+            focus -= redraw + 1
+            raw = raw[redraw + 1 :]
+        lo = max(0, focus - SHOWN_LINE)
+        piece = raw[lo : focus + 2 * SHOWN_LINE].decode("utf-8", errors="replace")
+        out.append(_cut(piece, min(focus - lo, len(piece)), lo > 0, focus + 2 * SHOWN_LINE < len(raw)))
         pos += len(raw) + 1
     return out
 
 
-def _cut(line: str, focus: int) -> str:
+def _cut(line: str, focus: int, cut_before: bool = False, cut_after: bool = False) -> str:
     line = line.rstrip()
-    if len(line) <= SHOWN_LINE:
-        return line
-    lo = max(0, min(focus - SHOWN_LINE // 4, len(line) - SHOWN_LINE))
-    return ("…" if lo else "") + line[lo : lo + SHOWN_LINE] + ("…" if lo + SHOWN_LINE < len(line) else "")
+    if len(line) > SHOWN_LINE:
+        lo = max(0, min(focus - SHOWN_LINE // 4, len(line) - SHOWN_LINE))
+        cut_before = cut_before or lo > 0
+        cut_after = cut_after or lo + SHOWN_LINE < len(line)
+        line = line[lo : lo + SHOWN_LINE]
+    return ("…" if cut_before else "") + line + ("…" if cut_after else "")
 
 
 # --- versions mentioned in the log -------------------------------------------------------------
 
-_VERSION = r"v?(\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.?dev|\.?post)\d+)*(?:\+[0-9a-z.]+)?)"
-_MENTIONS = {
-    "torch": re.compile(r"torch(?:\s+version)?(?:\s*(?:==|:|=)\s*|\s+|-)" + _VERSION),
-    "torch-xla": re.compile(r"torch[_-]xla(?:\s+version)?(?:\s*(?:==|:|=)\s*|\s+|-)" + _VERSION),
-    "triton": re.compile(r"triton(?:\s+version)?(?:\s*(?:==|:|=)\s*|\s+|-)" + _VERSION),
-}
+_VERSION = rb"v?(\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.?dev|\.?post)\d+)*(?:\+[0-9a-z.]+)?)"
+_MENTION = re.compile(rb"(torch[_-]xla|torch|triton)(?:\s+version)?(?:\s*(?:==|:|=)\s*|\s+|-)" + _VERSION)
+_NAMES = {b"torch": "torch", b"triton": "triton"}
 
 
-def versions_mentioned(low: str, limit: int = 5) -> Dict[str, List[str]]:
+def versions_mentioned(low: bytes, limit: int = 5) -> Dict[str, List[str]]:
     """`torch==2.5.1`, `PyTorch version: 2.5.1+cu124`, `torch_xla 2.5.1`, `triton-3.1.0...`.
 
-    Searched on the lower-cased text; a name glued to a longer word (`libtorch-2.5`) does not
+    Searched on the lower-cased log; a name glued to a longer word (`libtorch-2.5`) does not
     count, except `pytorch`.
     """
     found: Dict[str, List[str]] = {}
-    for name, regex in _MENTIONS.items():
-        seen: List[str] = []
-        for m in regex.finditer(low):
-            before = low[max(0, m.start() - 2) : m.start()]
-            if before[-1:].isalnum() or before[-1:] == "_":
-                if before != "py":
-                    continue
-            v = m.group(1).lstrip("v")
-            if v not in seen:
-                seen.append(v)
-                if len(seen) >= limit:
-                    break
-        if seen:
-            found[name] = seen
+    for m in _MENTION.finditer(low):
+        before = low[max(0, m.start() - 2) : m.start()]
+        if (before[-1:].isalnum() or before[-1:] == b"_") and before != b"py":
+            continue
+        name = _NAMES.get(m.group(1), "torch-xla")
+        seen = found.setdefault(name, [])
+        v = m.group(2).decode("ascii").lstrip("v")
+        if v not in seen and len(seen) < limit:
+            seen.append(v)
     return found

@@ -60,8 +60,8 @@ ISSUES = [
 
 
 def run(text: str, issues=ISSUES):
-    norm, stripped = normalize(text)
-    return triage_text(LogInput("t", norm, len(text), ansi_stripped=stripped), issues)
+    data, stripped = normalize(text.encode("utf-8"))
+    return triage_text(LogInput("t", data, len(data), ansi_stripped=stripped), issues)
 
 
 def ids(result, confidence=None):
@@ -131,7 +131,7 @@ def test_version_only_hints_when_no_signature_matches():
     ],
 )
 def test_versions_mentioned(text, expected):
-    assert versions_mentioned(text.lower()) == expected
+    assert versions_mentioned(text.lower().encode()) == expected
 
 
 def test_mangled_and_demangled_symbols():
@@ -240,9 +240,9 @@ def test_read_log_rejects_what_is_not_a_log(tmp_path: Path):
 
 def test_read_log_decodes_utf16_and_bad_utf8(tmp_path: Path):
     (tmp_path / "ps.log").write_bytes("NameError: name 's0' is not defined\r\n".encode("utf-16"))
-    assert "s0" in read_log(str(tmp_path / "ps.log")).text
+    assert b"s0" in read_log(str(tmp_path / "ps.log")).data
     (tmp_path / "mixed.log").write_bytes(b"caf\xe9 NameError: name 's0' is not defined\n")
-    assert "NameError" in read_log(str(tmp_path / "mixed.log")).text
+    assert b"NameError" in read_log(str(tmp_path / "mixed.log")).data
 
 
 # --- the command -------------------------------------------------------------------------------

@@ -96,8 +96,8 @@ VARIANTS = {"as-posted": lambda t: t, "crlf-ansi": _colour, "buried": _buried}
 
 
 def triage(text: str):
-    norm, stripped = normalize(text)
-    return triage_text(LogInput("corpus", norm, len(text), ansi_stripped=stripped), list(registry()))
+    data, stripped = normalize(text.encode("utf-8"))
+    return triage_text(LogInput("corpus", data, len(data), ansi_stripped=stripped), list(registry()))
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
