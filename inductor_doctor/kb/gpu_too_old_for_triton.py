@@ -1,0 +1,96 @@
+"""A GPU below compute capability 7.0 (Pascal, Maxwell): Triton, and so Inductor, refuse it.
+
+Triton generates code for sm_70 and newer only. Inductor checks the capability when it creates a
+CUDA backend and raises `GPUTooOldForTriton` ("Found Tesla P100 ... which is too old to be
+supported by the triton GPU compiler"), so no GPU graph compiles with the default backend. The
+capability is a plain fact per GPU (nvidia-smi / the live probe), so no canary is needed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.kb._catalog import gpu_sm, is_gpu_torch, no_gpu, one, outcome, torch_label
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    Basis,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan import PlanInput
+    from inductor_doctor.probe.facts import Facts
+
+MIN_CAPABILITY = (7, 0)
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.torch is None or not facts.torch.version:
+        return not_installed("torch")
+    if not facts.gpus:
+        return no_gpu()
+    if facts.torch.hip:
+        return one(Status.NOT_APPLICABLE, f"{torch_label(facts)}: the capability check is CUDA's")
+    if not is_gpu_torch(facts):
+        return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} does not compile for the GPU (see "
+                   "torch-cpu-only-build)")
+    out = []
+    for gpu in facts.gpus:
+        cap = gpu_sm(gpu)
+        if cap is None:
+            out.append(outcome(Status.INCONCLUSIVE, f"{gpu.name}: compute capability unknown",
+                               device=gpu.device))
+        elif cap < MIN_CAPABILITY:
+            out.append(outcome(Status.AFFECTED, f"{gpu.name} is sm_{cap[0]}{cap[1]}: Triton supports "
+                               "compute capability 7.0 and newer, so Inductor raises GPUTooOldForTriton",
+                               device=gpu.device, capability=gpu.sm))
+        else:
+            out.append(outcome(Status.OK, f"{gpu.name} is sm_{cap[0]}{cap[1]} (>= 7.0)", device=gpu.device))
+    return out
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan --gpu sm_XX`: the capability alone decides."""
+    if inp.gpu_sm is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "no --gpu in the plan", Basis.VERSION)]
+    if inp.gpu_sm < MIN_CAPABILITY[0] * 10:
+        return [RuleOutcome(Status.AFFECTED, f"sm_{inp.gpu_sm} is below 7.0: Triton (and so GPU "
+                            "torch.compile) does not support it", Basis.VERSION)]
+    return [RuleOutcome(Status.OK, f"sm_{inp.gpu_sm} is 7.0 or newer", Basis.VERSION)]
+
+
+ISSUE = KnownIssue(
+    id="gpu-too-old-for-triton",
+    title="GPU compute capability below 7.0: Triton cannot compile for it (GPUTooOldForTriton)",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CUDA,),
+    upstream=("pytorch/pytorch#93801", "vllm-project/vllm#14547"),
+    aliases=("GPUTooOldForTriton", "cuda-capability-7", "pascal"),
+    summary=(
+        "Triton only generates code for NVIDIA GPUs of compute capability 7.0 (Volta) and newer. On a "
+        "Pascal or Maxwell card (GTX 10xx, P100, P40, ...) Inductor refuses to build a GPU backend: "
+        "`Found <GPU> which is too old to be supported by the triton GPU compiler ... Triton only "
+        "supports devices of CUDA Capability >= 7.0`. Eager mode still works."
+    ),
+    signatures=(
+        Signature(r"too old to be supported by the triton GPU compiler",
+                  note="torch._inductor.exc.GPUTooOldForTriton"),
+        Signature(r"Triton only supports devices of CUDA Capability >= 7\.0"),
+        Signature(r"GPUTooOldForTriton"),
+    ),
+    workarounds=(
+        Workaround("Compile without Inductor's Triton backend: keep the capture, run eager kernels",
+                   None, "code"),
+        Workaround("For example torch.compile(model, backend=\"aot_eager\"), or backend=\"cudagraphs\"",
+                   None, "code"),
+        Workaround("Run the compiled model on a Volta (sm_70) or newer GPU", None, "other"),
+    ),
+    rule=rule,
+    predict=predict,
+)

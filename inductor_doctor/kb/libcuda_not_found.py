@@ -1,0 +1,91 @@
+"""Triton cannot find or link libcuda: "libcuda.so cannot found!" / "cannot find -lcuda".
+
+Triton builds a small C launcher per kernel and links it with `-lcuda`. It looks for the driver
+library through `TRITON_LIBCUDA_PATH`, else the directories of `libcuda.so.1` in the `ldconfig -p`
+cache, else `LD_LIBRARY_PATH`; the linker then needs a plain `libcuda.so` there. Containers, WSL
+and Colab often have only `libcuda.so.1`, or a stale loader cache. The probe performs Triton's own
+search, so the rule is conclusive and needs no canary.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.kb._catalog import no_gpu, one
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.triton is None or not facts.triton.version:
+        return not_installed("triton")
+    cuda = facts.cuda
+    if not facts.gpus and not cuda.driver_version:
+        return no_gpu("no NVIDIA driver here: containers get libcuda from the runtime when they start")
+    explicit = facts.env.get("TRITON_LIBCUDA_PATH")
+    if explicit:
+        if os.path.exists(os.path.join(explicit, "libcuda.so")):
+            return one(Status.OK, f"TRITON_LIBCUDA_PATH={explicit} holds libcuda.so")
+        return one(Status.AFFECTED, f"TRITON_LIBCUDA_PATH={explicit} has no libcuda.so: linking Triton's "
+                   "launcher fails with 'cannot find -lcuda'")
+    if not cuda.libcuda_paths:
+        return one(Status.AFFECTED, "no libcuda.so.1 in the ldconfig cache or LD_LIBRARY_PATH: Triton "
+                   "asserts 'libcuda.so cannot found!'")
+    if cuda.libcuda_so_unversioned is False:
+        where = ", ".join(sorted({os.path.dirname(p) for p in cuda.libcuda_paths}))
+        return one(Status.AFFECTED, f"only libcuda.so.1 in {where}, no plain libcuda.so: Triton's "
+                   "launcher link fails ('cannot find -lcuda')")
+    if cuda.libcuda_so_unversioned is None:
+        return one(Status.INCONCLUSIVE, f"libcuda.so.1 found ({cuda.libcuda_paths[0]}); whether a plain "
+                   "libcuda.so is next to it is unknown")
+    return one(Status.OK, f"libcuda found where Triton looks ({cuda.libcuda_paths[0]}, with libcuda.so)")
+
+
+ISSUE = KnownIssue(
+    id="libcuda-not-found",
+    title="Triton cannot find or link libcuda ('libcuda.so cannot found!', 'cannot find -lcuda')",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CUDA,),
+    upstream=(
+        "triton-lang/triton#2110",
+        "triton-lang/triton#1981",
+        "triton-lang/triton#2019",
+        "triton-lang/triton#2883",
+        "triton-lang/triton#3862",
+    ),
+    aliases=("libcuda-so-cannot-found", "lcuda"),
+    summary=(
+        "Triton compiles a launcher for every kernel and links it against the driver library with "
+        "`-lcuda`. It finds libcuda through TRITON_LIBCUDA_PATH, the `ldconfig -p` cache or "
+        "LD_LIBRARY_PATH, and the linker needs an unversioned `libcuda.so` there. With only "
+        "`libcuda.so.1` (typical in containers, WSL and Colab) or a stale loader cache, every GPU "
+        "compile fails with `AssertionError: libcuda.so cannot found!` or `/usr/bin/ld: cannot find -lcuda`."
+    ),
+    signatures=(
+        Signature(r"libcuda\.so cannot found", note="Triton's libcuda_dirs() assertion"),
+        Signature(r"cannot find -lcuda", note="the launcher link without a plain libcuda.so"),
+        Signature(r"Failed to open libcuda\.so\.1", strength="partial"),
+    ),
+    workarounds=(
+        Workaround("Refresh the loader cache so that it lists libcuda.so.1", "ldconfig", "other"),
+        Workaround("Tell Triton where the driver library is (WSL keeps it in /usr/lib/wsl/lib)",
+                   "export TRITON_LIBCUDA_PATH=/usr/lib/wsl/lib", "env"),
+        Workaround("Create the unversioned link next to libcuda.so.1",
+                   "ln -s libcuda.so.1 \"$(dirname \"$(ldconfig -p | awk '/libcuda.so.1 /{print $NF; "
+                   "exit}')\")/libcuda.so\"",
+                   "other"),
+    ),
+    rule=rule,
+)

@@ -1,0 +1,80 @@
+"""No C compiler for Triton's launcher: "Failed to find C compiler. Please specify via CC".
+
+Triton compiles a small C extension (its kernel launcher, and `cuda_utils`) the first time it runs
+on a GPU, with `CC`, else `gcc`, else `clang` from PATH. Slim containers, Windows and conda envs
+without a toolchain have none, and every GPU torch.compile fails although the CPU side and the
+CUDA toolkit are fine. The probe runs Triton's own search and compiles a trivial C file with the
+result, which is conclusive; no canary is needed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.kb._catalog import compiler_label, compiler_missing, is_gpu_torch, one, torch_label
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.triton is None or not facts.triton.version:
+        return not_installed("triton")
+    if facts.torch is not None and facts.torch.version and not is_gpu_torch(facts):
+        return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} never runs Triton on a GPU")
+    cc = facts.cc
+    gpus = bool(facts.gpus)
+    broken = Status.AFFECTED if gpus else Status.LIKELY
+    where = "" if gpus else " (no GPU here: it fails on the first GPU kernel)"
+    if compiler_missing(cc):
+        asked = f"CC={cc.command}" if cc.chosen_by == "CC" else "neither CC, gcc nor clang"
+        return one(broken, f"{asked} found on PATH: Triton raises 'Failed to find C compiler' when it "
+                   f"builds its launcher{where}")
+    if cc.works is False:
+        return one(broken, f"Triton's C compiler {compiler_label(cc)} cannot build a shared object "
+                   f"({cc.error or 'unknown error'}){where}")
+    if cc.works is None:
+        return one(Status.INCONCLUSIVE, "the C compiler Triton would use was not probed")
+    return one(Status.OK, f"Triton builds its launcher with {compiler_label(cc)}")
+
+
+ISSUE = KnownIssue(
+    id="triton-no-c-compiler",
+    title="No C compiler for Triton's launcher: \"Failed to find C compiler\"",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CUDA,),
+    upstream=(
+        "apple/ml-cross-entropy#5",
+        "intel/intel-xpu-backend-for-triton#4707",
+        "RosettaCommons/foundry#221",
+    ),
+    aliases=("failed-to-find-c-compiler", "triton-cc"),
+    summary=(
+        "The first Triton kernel on a GPU compiles Triton's C launcher with the host C compiler: "
+        "CC, else gcc, else clang on PATH. A slim image or an environment without a C toolchain stops "
+        "every GPU torch.compile with `RuntimeError: Failed to find C compiler. Please specify via CC "
+        "environment variable.` A CC that exists but cannot build a shared object fails the same way, "
+        "with the compiler's own error."
+    ),
+    signatures=(
+        Signature(r"Failed to find C compiler\. Please specify via CC", note="triton/runtime/build.py"),
+        Signature(r"Failed to find C compiler", strength="partial"),
+    ),
+    workarounds=(
+        Workaround("Install a C compiler (Debian/Ubuntu)", "apt-get install -y gcc", "install"),
+        Workaround("Or name one explicitly", "export CC=/usr/bin/gcc", "env"),
+        Workaround("In a conda env without system compilers", "conda install -c conda-forge c-compiler",
+                   "install"),
+    ),
+    rule=rule,
+)

@@ -1,0 +1,136 @@
+"""torch and Triton from different release pairs: Inductor's imports of Triton internals break.
+
+Every torch release is built and tested against one Triton (its wheel pins it: 2.5 ↔ 3.1,
+2.6 ↔ 3.2, 2.7 ↔ 3.3, 2.8 ↔ 3.4, ...), and Inductor imports Triton internals that move between
+releases. The best-known break: torch 2.6 falls back to `from triton.compiler.compiler import
+AttrsDescriptor`, which Triton 3.3 removed, so `import torch._inductor...` itself fails, even for a
+CPU-only compile (triton-lang/triton#6080). The rule compares the installed Triton with the pin
+and reads both packages' sources for that import; the canary imports Inductor's Triton-facing
+modules (and, with a GPU, compiles one kernel), which is where a skew surfaces.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, List, Optional
+
+from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_source, triton_source, version_tuple
+from inductor_doctor.kb._rules import not_installed, parse_version
+from inductor_doctor.model import (
+    Basis,
+    Canary,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+#: torch 2.6's hints.py: the fallback import when triton.backends.compiler has no AttrsDescriptor.
+_HARD_ATTRS_IMPORT = re.compile(
+    r"except ImportError:\s*\n\s*from triton\.compiler\.compiler import AttrsDescriptor\b"
+)
+_TRITON_HAS_ATTRS = re.compile(r"^\s*(?:class AttrsDescriptor\b|from \S+ import .*\bAttrsDescriptor\b)", re.M)
+_PIN = re.compile(r"(?:==|~=|===)\s*v?(\d+(?:\.\d+)*)")
+
+
+def _pinned(facts: Facts) -> Optional[str]:
+    """The Triton release torch was built with: its wheel's pin, else the release table."""
+    pin = facts.torch.triton_pin if facts.torch else None
+    m = _PIN.search(pin or "")
+    if m:
+        return m.group(1)
+    try:
+        from inductor_doctor.kb._releases import TORCH_TRITON_PIN
+    except ImportError:  # pragma: no cover - the table ships with the package
+        return None
+    v = parse_version(facts.torch.version if facts.torch else None)
+    m = _PIN.search(TORCH_TRITON_PIN.get(str(v), "")) if v else None
+    return m.group(1) if m else None
+
+
+def attrs_descriptor_break(facts: Facts) -> Optional[bool]:
+    """True when torch's hints.py must import AttrsDescriptor and this Triton has none; None: unknown."""
+    hints = torch_source(facts, "_inductor", "runtime", "hints.py")
+    if hints is None:
+        return None
+    if not _HARD_ATTRS_IMPORT.search(hints):
+        return False
+    sources = [triton_source(facts, "backends", "compiler.py"),
+               triton_source(facts, "compiler", "compiler.py")]
+    if all(s is None for s in sources):
+        return None
+    return not any(_TRITON_HAS_ATTRS.search(s) for s in sources if s)
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.torch is None or not facts.torch.version:
+        return not_installed("torch")
+    triton = facts.triton
+    if triton is None or not triton.version:
+        return not_installed("triton")
+    tv = triton.version
+    if attrs_descriptor_break(facts):
+        return one(Status.LIKELY, f"torch {facts.torch.version} imports AttrsDescriptor from "
+                   f"triton.compiler.compiler, which triton {tv} no longer has: `import "
+                   "torch._inductor` fails (pinned triton: " + (_pinned(facts) or "?") + ")", Basis.STATIC)
+    pinned = _pinned(facts)
+    if pinned is None:
+        return one(Status.INCONCLUSIVE, f"torch {facts.torch.version} pins no triton and its release "
+                   f"pair is unknown; installed triton {tv}", Basis.VERSION)
+    have, want = version_tuple(tv, 2), version_tuple(pinned, 2)
+    if have == want:
+        return one(Status.OK, f"triton {tv} is the release torch {facts.torch.version} is built for "
+                   f"({pinned})", Basis.VERSION)
+    if not is_gpu_torch(facts):
+        return one(Status.OK, f"triton {tv} is not torch {facts.torch.version}'s pair ({pinned}), but "
+                   "this CPU-only torch imports nothing from it that this triton lacks", Basis.STATIC)
+    older = have is not None and want is not None and have < want
+    return one(Status.LIKELY, f"triton {tv} is {'older' if older else 'newer'} than the {pinned} torch "
+               f"{facts.torch.version} was built and tested with: Inductor's Triton code may not "
+               "import or compile", Basis.VERSION, pinned=pinned, installed=tv)
+
+
+ISSUE = KnownIssue(
+    id="triton-version-skew",
+    title="torch and Triton versions do not match (e.g. cannot import name 'AttrsDescriptor')",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.TOOLCHAIN,),
+    upstream=("triton-lang/triton#6080", "pytorch/pytorch#139175"),
+    aliases=("AttrsDescriptor", "triton-skew", "triton-pin-mismatch"),
+    summary=(
+        "Each torch release pins one Triton release (2.5 ↔ 3.1, 2.6 ↔ 3.2, 2.7 ↔ 3.3, 2.8 ↔ 3.4, ...) "
+        "and Inductor imports Triton internals that change between releases. Installing another "
+        "Triton (an upgrade pulled in by another package, a nightly, `pip install -U triton`) breaks "
+        "`torch.compile` at import or at kernel generation; torch 2.6 with Triton >= 3.3 fails even "
+        "for CPU compiles with `cannot import name 'AttrsDescriptor' from 'triton.compiler.compiler'`."
+    ),
+    affected={"torch": ">=2.6,<2.7", "triton": ">=3.3"},
+    signatures=(
+        Signature(r"cannot import name 'AttrsDescriptor' from 'triton\.[\w.]+'",
+                  note="torch 2.6 (and older) with triton >= 3.3"),
+        Signature(r"cannot import name '\w+' from 'triton(?:\.[\w.]+)?'",
+                  note="Inductor importing a Triton internal that this Triton release does not have"),
+        Signature(r"module 'triton(?:\.\w+)*' has no attribute '\w+'", strength="partial",
+                  note="an attribute Inductor expects from another Triton release"),
+    ),
+    workarounds=(
+        Workaround(
+            "Install the Triton release torch pins (reinstalling torch without --no-deps does it)",
+            "pip install \"$(python -c 'import importlib.metadata as m; print(next(r.split(\";\")[0].strip() "
+            "for r in m.requires(\"torch\") if r.startswith(\"triton\")))')\"",
+            "pin",
+        ),
+        Workaround("Or move torch to the release that pairs with the Triton you need "
+                   "(torch 2.7 for Triton 3.3, 2.8 for 3.4, 2.9 for 3.5)", None, "upgrade"),
+        Workaround("Pin triton next to torch in requirements.txt so that no other package can move it",
+                   None, "pin"),
+    ),
+    rule=rule,
+    canary=Canary("triton_version_skew.py", devices=(DeviceKind.TOOLCHAIN,), timeout_s=180.0),
+)
