@@ -1,0 +1,82 @@
+"""No working C++ compiler for Inductor's CPU backend: InvalidCxxCompiler.
+
+Inductor compiles CPU graphs to C++ with `CXX`, else `g++` (clang++ on macOS); it keeps the first
+that answers `--version` and raises `InvalidCxxCompiler` otherwise. Slim images without
+build-essential, a `CXX` naming something absent, and Windows without MSVC on PATH ("Compiler: cl
+is not found") all fail every CPU compile. The probe mirrors that search and builds a trivial
+shared object (conclusive); the canary asks torch itself and builds and loads a kernel with
+Inductor's own flags, which also catches a compiler that rejects them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.kb._catalog import compiler_label, compiler_missing, one
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    Canary,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.torch is None or not facts.torch.version:
+        return not_installed("torch")
+    cxx = facts.cxx
+    if compiler_missing(cxx):
+        asked = f"CXX={cxx.command}" if cxx.chosen_by == "CXX" else f"`{cxx.command or 'g++'}`"
+        return one(Status.AFFECTED, f"{asked} is not found: Inductor raises InvalidCxxCompiler for every "
+                   "CPU graph" + (f" ({cxx.error})" if cxx.error and "not found" not in cxx.error else ""))
+    if cxx.works is False:
+        return one(Status.AFFECTED, f"Inductor's C++ compiler {compiler_label(cxx)} cannot build a shared "
+                   f"object: {cxx.error or 'unknown error'}")
+    if cxx.works is None:
+        return one(Status.INCONCLUSIVE, "Inductor's C++ compiler was not probed")
+    return one(Status.OK, f"Inductor compiles with {compiler_label(cxx)}")
+
+
+ISSUE = KnownIssue(
+    id="cxx-compiler-missing",
+    title="No working C++ compiler for Inductor's CPU backend (InvalidCxxCompiler)",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CPU,),
+    upstream=(
+        "pytorch/pytorch#92745",
+        "pytorch/pytorch#157458",
+        "pytorch/pytorch#132533",
+        "pytorch/pytorch#149310",
+    ),
+    aliases=("InvalidCxxCompiler", "no-cxx", "no-working-cxx-compiler", "cl-not-found"),
+    summary=(
+        "torch.compile on CPU generates C++ and builds it with `CXX`, else `g++` (`clang++` on macOS, "
+        "`cl` on Windows). Without one on PATH, or with a CXX that does not run, every CPU compile "
+        "fails with `InvalidCxxCompiler: No working C++ compiler found in "
+        "torch._inductor.config.cpp.cxx: (None, 'g++')` (Windows: `Compiler: cl is not found.`). GPU "
+        "compiles do not need it."
+    ),
+    signatures=(
+        Signature(r"No working C\+\+ compiler found", note="torch._inductor.exc.InvalidCxxCompiler"),
+        Signature(r"InvalidCxxCompiler"),
+        Signature(r"Compiler: \S+ is not found", note="Windows: MSVC's cl.exe is not on PATH"),
+    ),
+    workarounds=(
+        Workaround("Install a C++ compiler (Debian/Ubuntu)", "apt-get install -y g++", "install"),
+        Workaround("Or point Inductor at one that exists", "export CXX=/usr/bin/g++", "env"),
+        Workaround("On Windows, run from a 'x64 Native Tools Command Prompt for VS' so that cl.exe is on "
+                   "PATH", None, "other"),
+        Workaround("Where conda is available, let Inductor install g++ into its cache itself",
+                   "export TORCH_INDUCTOR_INSTALL_GXX=1", "env"),
+    ),
+    rule=rule,
+    canary=Canary("cxx_compiler_missing.py", devices=(DeviceKind.CPU,), timeout_s=120.0),
+)

@@ -1,0 +1,77 @@
+"""The target Python has no headers: "fatal error: Python.h: No such file or directory".
+
+Inductor's CPU kernels are loaded through a generated CPython binding, and Triton's launcher is a
+CPython extension: both compile `#include <Python.h>` against `sysconfig.get_paths()["include"]`.
+A distro Python without `python3-dev` (or a relocated/trimmed interpreter) has no such directory,
+and every CPU and every GPU compile fails. Whether the header exists, and whether the compiler
+finds it with that include path, are probed directly: conclusive, no canary.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.kb._catalog import compiler_label, one
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.torch is None or not facts.torch.version:
+        return not_installed("torch")
+    py = facts.python
+    inc = py.include_dir or "?"
+    if py.has_python_h is False:
+        return one(Status.AFFECTED, f"no Python.h in {inc} (sysconfig's include dir of "
+                   f"{py.executable}): Inductor's C++ and Triton's launcher cannot compile",
+                   include_dir=py.include_dir)
+    if py.has_python_h is None:
+        return one(Status.INCONCLUSIVE, "could not tell whether the target Python has its headers")
+    for info in (facts.cxx, facts.cc):
+        if info.works and info.python_h is False:  # a broken compiler is another issue
+            note = next((n for n in info.notes if n.startswith("Python.h")), "")
+            return one(Status.AFFECTED, f"{compiler_label(info)} cannot compile `#include <Python.h>` "
+                       f"with -I{inc}" + (f" ({note})" if note else ""))
+    return one(Status.OK, f"Python.h present in {inc}")
+
+
+ISSUE = KnownIssue(
+    id="python-headers-missing",
+    title="Python development headers missing: 'Python.h: No such file or directory'",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.TOOLCHAIN,),
+    upstream=("pytorch/pytorch#97146", "pytorch/pytorch#129351"),
+    aliases=("python-h", "python3-dev", "python-dev-headers"),
+    summary=(
+        "Both back ends compile C code that includes Python.h: Inductor's CPU kernels (through their "
+        "CPython binding) and Triton's GPU launcher. They look for it in the interpreter's sysconfig "
+        "include directory; a Python without its development package (Debian/Ubuntu `python3-dev`, "
+        "Fedora `python3-devel`) has none, and every torch.compile fails with `fatal error: Python.h: "
+        "No such file or directory`."
+    ),
+    signatures=(
+        Signature(r"Python\.h:? No such file or directory", note="gcc wording"),
+        Signature(r"'Python\.h' file not found", note="clang wording"),
+        Signature(r"Can't find Python\.h in", strength="partial",
+                  note="Inductor's warning before the compile"),
+    ),
+    workarounds=(
+        Workaround("Install the headers of the Python you run (Debian/Ubuntu; match the minor version)",
+                   "apt-get install -y python3-dev", "install"),
+        Workaround("Fedora/RHEL", "dnf install -y python3-devel", "install"),
+        Workaround("Or use a Python distribution that ships its headers (python.org builds, conda, uv, "
+                   "pyenv)", None, "other"),
+    ),
+    rule=rule,
+)
