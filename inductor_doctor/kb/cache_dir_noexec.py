@@ -1,0 +1,70 @@
+"""The compile cache sits on a `noexec` mount: "failed to map segment from shared object".
+
+Inductor writes each compiled kernel (a shared object) under its cache directory, by default
+`/tmp/torchinductor_<user>`, and `dlopen`s it; Triton does the same with its launcher
+(`cuda_utils.so`). Hardened hosts and some container runtimes mount `/tmp` with `noexec`, and the
+kernel then refuses to map the code: every compile fails although it built fine. The mount options
+of the directory are a plain fact (/proc/self/mounts), so the rule is conclusive.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.kb._cache_dirs import cache_dirs, describe
+from inductor_doctor.kb._catalog import one
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.torch is None or not facts.torch.version:
+        return not_installed("torch")
+    dirs = cache_dirs(facts)
+    bad = [d for d in dirs if "noexec" in d.mount_options]
+    if bad:
+        return one(Status.AFFECTED, "; ".join(describe(d) for d in bad) + " is mounted noexec: compiled "
+                   "kernels cannot be loaded from it", paths=[d.path for d in bad])
+    unknown = [d for d in dirs if d.mount_point is None]
+    if unknown:
+        return one(Status.INCONCLUSIVE, "mount options unknown for " + ", ".join(d.path for d in unknown))
+    return one(Status.OK, "; ".join(f"{d.name} cache {d.path} ({d.fs_type}, exec allowed)" for d in dirs))
+
+
+ISSUE = KnownIssue(
+    id="cache-dir-noexec",
+    title="Compile cache on a noexec mount: 'failed to map segment from shared object'",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.TOOLCHAIN,),
+    upstream=("pytorch/pytorch#91005", "pytorch/pytorch#123054"),
+    aliases=("noexec-tmp", "failed-to-map-segment"),
+    summary=(
+        "Inductor builds each kernel into a shared object in its cache directory (by default "
+        "/tmp/torchinductor_<user>) and loads it from there; Triton does the same with its launcher. "
+        "Where /tmp (or TMPDIR, or TORCHINDUCTOR_CACHE_DIR) is mounted noexec, loading fails with "
+        "`ImportError: ...so: failed to map segment from shared object` and every compile is lost."
+    ),
+    signatures=(
+        Signature(r"failed to map segment from shared object"),
+        Signature(r"operation not permitted.*\.so", strength="partial"),
+    ),
+    workarounds=(
+        Workaround("Put Inductor's cache on an exec-allowed file system",
+                   'export TORCHINDUCTOR_CACHE_DIR="$HOME/.cache/torchinductor"', "env"),
+        Workaround("And Triton's, for kernels Triton compiles outside Inductor",
+                   'export TRITON_CACHE_DIR="$HOME/.cache/triton"', "env"),
+        Workaround("Or move all temporary files off the noexec mount", 'export TMPDIR="$HOME/tmp"', "env"),
+    ),
+    rule=rule,
+)
