@@ -79,6 +79,11 @@ class PlannedPackage:
     sources: Tuple[str, ...] = ()  # "requirements.txt:3", ...
     inferred_from: Optional[str] = None  # e.g. "torch==2.5.1 requires triton==3.1.0"
     written: str = ""  # the requirement as the user wrote it, when there is exactly one
+    display: str = ""  # the name as the user spelled it (torch_xla), for messages
+
+    @property
+    def shown_name(self) -> str:
+        return self.display or self.name
 
     @property
     def version_known(self) -> bool:
@@ -87,10 +92,11 @@ class PlannedPackage:
     def describe(self) -> str:
         """`torch==2.5.1`, `torch>=2.4,<2.6` (as written), or `torch (any version)`."""
         if self.resolved == "pin":
-            return f"{self.name}=={self.candidates[0]}"
+            return f"{self.shown_name}=={self.candidates[0]}"
         if self.written:
             return self.written
-        return f"{self.name}{self.specifier}" if self.specifier else f"{self.name} (any version)"
+        name = self.shown_name
+        return f"{name}{self.specifier}" if self.specifier else f"{name} (any version)"
 
 
 @dataclass(frozen=True)
@@ -278,20 +284,23 @@ def resolve(name: str, reqs: Sequence[PlannedRequirement]) -> PlannedPackage:
     """The versions of `name` that these requirements together allow."""
     sources = tuple(r.where for r in reqs)
     written = reqs[0].text.split(";")[0].strip() if len(reqs) == 1 and "@" not in reqs[0].text else ""
+    spelled = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", reqs[0].text)
+    display = spelled.group(1) if spelled and canonicalize_name(spelled.group(1)) == name else name
+    kw = {"written": written, "display": display}
     if any(not r.version_known for r in reqs):
-        return PlannedPackage(name, "", (), "unknown", sources, written=written)
+        return PlannedPackage(name, "", (), "unknown", sources, **kw)
     spec = intersect(reqs)
     text = str(spec)
     pin = _exact_pin(spec)
     if pin is not None:
-        return PlannedPackage(name, text, (pin,), "pin", sources, written=written)
+        return PlannedPackage(name, text, (pin,), "pin", sources, **kw)
     releases = RELEASES.get(name)
     if releases:
         allowed = tuple(spec.filter(releases))
         if allowed:
-            return PlannedPackage(name, text, allowed, "releases", sources, written=written)
+            return PlannedPackage(name, text, allowed, "releases", sources, **kw)
         _raise_if_conflicting(name, reqs, releases)
-    return PlannedPackage(name, text, tuple(_probe_versions(spec)), "bounds", sources, written=written)
+    return PlannedPackage(name, text, tuple(_probe_versions(spec)), "bounds", sources, **kw)
 
 
 def _raise_if_conflicting(name: str, reqs: Sequence[PlannedRequirement], releases: Sequence[str]) -> None:
@@ -368,6 +377,7 @@ def explain_judgement(inp: PlanInput, name: str, spec: str, j: Judgement, fixed:
     pkg = inp.package(name)
     if pkg is None:
         return f"{name} is not in the plan"
+    name = pkg.shown_name
     shown = pkg.describe()
     origin = f" ({pkg.inferred_from})" if pkg.inferred_from else ""
     if j.share == "unknown":
