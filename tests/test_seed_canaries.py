@@ -1,0 +1,129 @@
+"""A canary that can never fail is worthless: put each bug back (or fake its compiler) and check
+that the real canary script plus the engine's classifier say `affected`, and `ok` without it.
+
+* view-dtype-align, on CPU: a `sitecustomize` restores the pre-pytorch#151859 `is_unaligned()`
+  (a ReinterpretView's offset ignored) and GPU input semantics (`should_assume_input_aligned` true
+  for aligned inputs); then torch 2.13 raises the exact upstream assertion.
+* block-mask-cpu: a `g++` that answers every C++ compile with g++'s "conflicting declaration"
+  error, and a real clang without libomp headers for the "other compile error" path.
+
+Each run is a real Inductor compile on the CPU (15-60 s on 2 shared cores).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import run_json, which_or_skip
+
+from inductor_doctor.canaries import script_path
+from inductor_doctor.engine import classify
+from inductor_doctor.kb import registry
+from inductor_doctor.model import KnownIssue, Status
+from inductor_doctor.runner import CanaryJob, ProcessGroups, run_one
+
+pytestmark = pytest.mark.slow
+
+PRE_FIX_ALIGNMENT = '''\
+"""Test-only: the alignment logic of torch 2.8.0 nightlies 2025-04-08..22, on CPU inputs."""
+import torch._inductor.graph as graph
+import torch._inductor.ir as ir
+from torch._inductor.utils import tensor_is_aligned
+
+
+def is_unaligned(node):
+    if isinstance(node, (ir.TensorBox, ir.StorageBox)):
+        return is_unaligned(node.data)
+    if isinstance(node, ir.ReinterpretView):
+        return is_unaligned(node.data)  # before pytorch#151859: the view's own offset is ignored
+    if isinstance(node, ir.Buffer):
+        return node.get_name() in ir.V.graph.unaligned_buffers
+    return False
+
+
+assert hasattr(ir, "is_unaligned") and hasattr(graph, "should_assume_input_aligned")
+ir.is_unaligned = is_unaligned
+graph.should_assume_input_aligned = tensor_is_aligned  # what CUDA inputs get
+'''
+
+CONFLICTING_GXX = '''\
+#!/bin/sh
+# Test-only: g++, except that every C++ source it is asked to compile "has" a conflicting declaration.
+for a in "$@"; do
+  case "$a" in
+    *.cpp|*.hpp) echo "$a:12:10: error: conflicting declaration 'auto tmp0'" >&2; exit 1 ;;
+  esac
+done
+exec g++ "$@"
+'''
+
+
+def issue(issue_id: str) -> KnownIssue:
+    found = registry().find(issue_id)
+    assert found is not None
+    return found
+
+
+def run_canary(issue_id: str, device: str, env: dict):
+    """The canary as the engine runs it (harness, fresh caches, own process group), then classified."""
+    i = issue(issue_id)
+    assert i.canary is not None
+    job = CanaryJob(key=f"{issue_id}@{device}", script=script_path(i.canary.script), device=device,
+                    python=sys.executable, timeout_s=600, needs=i.canary.needs,
+                    env={**i.canary.env, **env}, affected_signals=tuple(i.canary.affected_exit_signals))
+    run = run_one(job, ProcessGroups())
+    return run, classify(i, run)
+
+
+@pytest.fixture()
+def pre_fix_alignment(tmp_path: Path) -> dict:
+    site = tmp_path / "prefix"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(PRE_FIX_ALIGNMENT)
+    return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+
+
+def test_view_align_canary_flags_the_pre_fix_logic(pre_fix_alignment):
+    """With the bug patched back, `affected`, even where the user has set the workaround: the canary
+    judges the installed torch (and then tries the workaround itself)."""
+    env = dict(pre_fix_alignment, TORCHINDUCTOR_ALIGNMENT_ASSERTS="0")
+    run, (status, reason, evidence) = run_canary("view-dtype-align", "cpu", env)
+    assert status is Status.AFFECTED, (reason, run.stderr[-2000:])
+    assert "Expect the tensor to be 16 bytes aligned. Fail due to storage_offset=1 itemsize=4" in reason
+    assert "with TORCHINDUCTOR_ALIGNMENT_ASSERTS=0: clean" in reason
+
+
+def test_view_align_canary_is_clean_on_this_torch():
+    run, (status, reason, _) = run_canary("view-dtype-align", "cpu", {})
+    assert status is Status.OK, (reason, run.stderr[-2000:])
+
+
+def test_block_mask_conflicting_declaration_is_affected_through_the_cli(tmp_path):
+    which_or_skip("g++")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "g++"
+    fake.write_text(CONFLICTING_GXX)
+    fake.chmod(0o755)
+    data = run_json(["check", "--only", "block-mask-cpu", "--no-cache"], env={"CXX": str(fake)})
+    (row,) = data["results"]
+    assert (row["status"], row["basis"]) == ("affected", "canary"), row
+    assert "conflicting declaration" in row["reason"]
+    assert row["workarounds"], "an affected finding carries its workarounds"
+
+
+def test_block_mask_other_compile_error_is_inconclusive_with_its_cause(tmp_path):
+    clang = which_or_skip("clang++-19")
+    has_omp = subprocess.run([clang, "-fopenmp", "-E", "-x", "c++", "-"], input="#include <omp.h>\n",
+                             capture_output=True, text=True).returncode == 0
+    if has_omp:
+        pytest.skip("this clang has OpenMP headers; the failure needs a clang without them")
+    data = run_json(["check", "--only", "block-mask-cpu", "--no-cache"], env={"CXX": clang})
+    (row,) = data["results"]
+    assert row["status"] == "inconclusive", row
+    assert "'omp.h' file not found" in row["reason"], row["reason"]
+    assert "conflicting" not in row["reason"]
