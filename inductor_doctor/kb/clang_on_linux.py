@@ -56,7 +56,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
         return not_installed("torch")
     cxx = facts.cxx
-    if not cxx.path or cxx.kind != "clang":
+    if not cxx.path:
+        return one(Status.NOT_APPLICABLE, "no C++ compiler (see cxx-compiler-missing)")
+    if cxx.kind != "clang":
         return one(Status.NOT_APPLICABLE, f"Inductor's compiler here is {compiler_label(cxx)}, not clang")
     if platform_is_linux(facts) is False:
         return one(Status.NOT_APPLICABLE, f"{facts.python.platform}: clang is the default there")
