@@ -65,6 +65,12 @@ def test_probe_reports_the_abi_verdict(static_probe):
     assert "_ZNK2at10TensorBase14const_data_ptr" in abi["reason"]
 
 
+def test_probe_reports_the_code_cache_directories(static_probe):
+    dirs = static_probe["environment"]["caches"]["dirs"]
+    assert [d["name"] for d in dirs] == ["inductor", "triton"]
+    assert all(d["path"] for d in dirs)
+
+
 def test_the_doctor_process_never_imports_torch():
     """`-X importtime` lists every module the doctor's own process imports (not its children's)."""
     env = dict(os.environ, INDUCTOR_DOCTOR_CACHE_DIR="/tmp/indoc-test-cache")

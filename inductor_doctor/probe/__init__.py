@@ -85,7 +85,7 @@ def gather(
     `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
     same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
     """
-    from inductor_doctor.probe import _diskcache, abi, compiler, cuda, packages, target, torch_build
+    from inductor_doctor.probe import _diskcache, abi, caches, compiler, cuda, packages, target, torch_build
     from inductor_doctor.probe import live as live_probe
 
     if use_cache is not None:
@@ -100,6 +100,7 @@ def gather(
         f_live = ex.submit(live_probe.query, python, timeout_s) if live else None
         f_target = ex.submit(target.query, python, step)
         f_driver = ex.submit(cuda.driver_info, env)
+        f_caches = ex.submit(caches.gather_caches, env)
 
         t: Dict[str, Any] = _result(f_target, lambda m: {"error": m}, notes, "target")
         pkgs = packages.packages(t)
@@ -136,6 +137,7 @@ def gather(
             xla=packages.xla_info(t, pkgs),
             packages=pkgs,
             env=relevant_env(env),
+            caches=_result(f_caches, lambda m: None, notes, "cache directories"),
         )
         if f_live is not None:
             answer = _result(f_live, lambda m: {"probe_error": m}, notes, "live")

@@ -182,6 +182,22 @@ def _xla(x: Optional[Mapping[str, Any]]) -> List[Row]:
             ("PJRT_DEVICE", _v(x.get("pjrt_device")))]
 
 
+def _caches(c: Optional[Mapping[str, Any]]) -> List[Row]:
+    if not c:
+        return [("", Text("not probed", style=DIM))]
+    rows: List[Row] = []
+    for d in c.get("dirs") or []:
+        problems = []
+        if d.get("writable") is False:
+            problems.append("not writable")
+        if "noexec" in (d.get("mount_options") or []):
+            problems.append("noexec mount")
+        line = Text(f"{d.get('path')}  ({_v(d.get('source'))})")
+        line.append("  " + ", ".join(problems) if problems else "  ok", style=BAD if problems else GOOD)
+        rows.append((str(d.get("name")), line))
+    return rows
+
+
 def _env(env: Mapping[str, str]) -> List[Row]:
     rows = [(k, v) for k, v in env.items() if k != "PATH"]
     return rows or [("", Text("none of the variables that matter is set", style=DIM))]
@@ -225,6 +241,7 @@ def probe_to_text(facts: Union[Facts, Mapping[str, Any]], color: Optional[bool] 
         ("C compiler (Triton launcher)", _compiler(part("cc"), False), notes("cc")),
         ("const_data_ptr ABI", _abi(part("abi")), []),
         ("torch_xla", _xla(d.get("xla")), notes("xla")),
+        ("Code caches", _caches(d.get("caches")), notes("caches")),
         ("Environment", _env(part("env")), []),
     ]
     for title, rows, notes in sections:
