@@ -180,7 +180,7 @@ def run_check(request: CheckRequest) -> Report:
     try:
         from inductor_doctor.probe import gather
 
-        facts = gather(python, live=request.live and not request.static)
+        facts = gather(python, live=request.live and not request.static, use_cache=request.use_cache)
         target_error = facts.python.error
         if target_error:
             findings = [

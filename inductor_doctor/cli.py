@@ -11,7 +11,7 @@ import enum
 import os
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional, Tuple
 
 import click
 import typer
@@ -285,17 +285,34 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
+def _click_classes(name: str, *extra: Any) -> Tuple[Any, ...]:
+    """click's exception classes of that name: typer ≥ 0.20 vendors its own click, older typer
+    uses click itself, so a usage error may come from either."""
+    mods: List[Any] = [click.exceptions]
+    try:
+        import typer._click.exceptions as vendored  # type: ignore[import-not-found]
+
+        mods.append(vendored)
+    except ImportError:
+        pass
+    found = tuple(getattr(m, name) for m in mods if hasattr(m, name))
+    return found + tuple(extra)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point: every way out is an exit code, and only a doctor bug may show a traceback."""
+    exits = _click_classes("Exit", typer.Exit)
+    usage = _click_classes("UsageError")
+    aborts = _click_classes("Abort", typer.Abort)
     try:
         rv = app(args=argv, prog_name="inductor-doctor", standalone_mode=False)
         return int(rv or 0)
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.exceptions.UsageError as exc:
+    except exits as exc:
+        return int(getattr(exc, "exit_code", 0))
+    except usage as exc:
         exc.show()
         return ExitCode.USAGE
-    except click.exceptions.Abort:
+    except aborts:
         return _fail("interrupted", ExitCode.INTERRUPTED)
     except UsageError as exc:
         return _fail(str(exc), ExitCode.USAGE)

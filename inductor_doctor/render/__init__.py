@@ -34,9 +34,12 @@ def render_probe(report: Report, fmt: str) -> str:
         data.pop("results", None)
         data.pop("summary", None)
         return to_json(data)
-    from inductor_doctor.render.text import probe_text
+    from inductor_doctor.probe.report import probe_to_text
+    from inductor_doctor.render.text import use_color
 
-    return probe_text(data)
+    text = probe_to_text(report.environment, color=use_color())
+    seconds = report.meta.get("duration_s")
+    return text + (f"\nprobed in {seconds:.2f}s\n" if seconds is not None else "")
 
 
 def render_list(fmt: str) -> str:
