@@ -7,7 +7,7 @@ references from this folder. Validation needs `jsonschema` (a test dependency, n
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Dict
 
@@ -15,7 +15,7 @@ SCHEMA_DIR = Path(__file__).resolve().parent
 BASE_URI = "https://inductor-doctor.invalid/schemas/"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> Dict[str, Any]:
     return json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
 
