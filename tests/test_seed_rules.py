@@ -363,3 +363,36 @@ def test_skip_and_missing_are_not_applicable():
                    {"status": "missing", "module": "triton", "message": "triton is not installed"}):
         status, _, _ = classify(issue("triton-constexpr-dynamic"), run_of("triton-constexpr-dynamic", result))
         assert status is Status.NOT_APPLICABLE
+
+
+# -- plan -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec,status",
+    [("torch==2.8.0.dev20250415", Status.LIKELY), ("torch==2.7.0", Status.OK), ("torch>=2.7", Status.OK)],
+)
+def test_block_mask_plan_never_claims_more_than_likely(spec, status):
+    """A host-dependent bug: even a pin inside the nightly window is only `likely`."""
+    from inductor_doctor.plan import PlanRequest, build_input, predict_issue
+
+    inp, _, _ = build_input(PlanRequest(specs=[spec]))
+    (finding,) = predict_issue(inp, issue("block-mask-cpu"))
+    assert finding.status is status, finding.reason
+
+
+@pytest.mark.parametrize(
+    "specs,issue_id,status",
+    [(["torch==2.5.1"], "triton-constexpr-dynamic", Status.AFFECTED),
+     (["torch==2.6.0"], "triton-constexpr-dynamic", Status.OK),
+     (["torch==2.8.0.dev20250410"], "view-dtype-align", Status.AFFECTED),
+     (["torch==2.8.0"], "view-dtype-align", Status.OK),
+     (["torch==2.5.1", "torch_xla==2.5.1"], "xla-donor-hash", Status.AFFECTED),
+     (["torch==2.6.0", "torch_xla==2.6.0"], "xla-donor-hash", Status.OK)],
+)
+def test_plan_uses_the_affected_ranges(specs, issue_id, status):
+    from inductor_doctor.plan import PlanRequest, build_input, predict_issue
+
+    inp, _, _ = build_input(PlanRequest(specs=specs))
+    (finding,) = predict_issue(inp, issue(issue_id))
+    assert finding.status is status, finding.reason

@@ -26,6 +26,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 #: The nightlies that may carry the regression: the issue was filed on 2025-04-15 from a CI run of
@@ -71,6 +72,18 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                         "(2025-04 before the 23rd)", Basis.VERSION)]
 
 
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan`: the nightly window, but never more than `likely`: the bug showed on some hosts only."""
+    from inductor_doctor.plan import predict_from_versions
+
+    out = []
+    for o in predict_from_versions(inp, ISSUE):
+        if o.status is Status.AFFECTED:
+            o = RuleOutcome(Status.LIKELY, o.reason + "; it failed on some hosts only", o.basis)
+        out.append(o)
+    return out
+
+
 ISSUE = KnownIssue(
     id="block-mask-cpu",
     title="torch.compile(create_block_mask) on CPU: C++ compile error \"conflicting declaration\"",
@@ -99,6 +112,7 @@ ISSUE = KnownIssue(
                    "untested against this bug", "export ATEN_CPU_CAPABILITY=default", "env"),
     ),
     rule=rule,
+    predict=predict,
     canary=Canary(
         "block_mask_cpu.py",
         devices=(DeviceKind.CPU,),
