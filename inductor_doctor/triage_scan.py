@@ -16,8 +16,8 @@ correctness, not for speed; running forty of them over 50 MB would take minutes.
 * a signature with no usable literal is searched line by line, each line capped.
 
 Signatures are compiled as bytes patterns from the same pattern text (so `\w`, `\d`, `\s` and
-IGNORECASE are ASCII-only here, as log text essentially is); a pattern that does not compile as
-bytes is run as text on the decoded windows instead.
+IGNORECASE are ASCII-only here, as log text essentially is); a pattern with a non-ASCII
+character, or one that does not compile as bytes, is run as text on the decoded windows instead.
 """
 
 from __future__ import annotations
@@ -172,9 +172,13 @@ def compile_probes(issues: Iterable[KnownIssue]) -> List[_Probe]:
                 sig.compiled()
             except re.error:  # a plugin's broken pattern must not stop triage
                 continue
-            text_mode = False
+            # A non-ASCII character (GCC's ‘quotes’) is several bytes: in a class or under a
+            # quantifier it would not mean the same as bytes, so such a pattern runs as text.
+            text_mode = not sig.pattern.isascii()
             try:
-                regex: re.Pattern = re.compile(sig.pattern.encode("utf-8"), sig.flags & ~re.UNICODE)
+                regex: re.Pattern = (
+                    sig.compiled() if text_mode else re.compile(sig.pattern.encode(), sig.flags & ~re.UNICODE)
+                )
             except (re.error, ValueError):
                 regex, text_mode = sig.compiled(), True
             lits = required_literals(sig.pattern, sig.flags)
