@@ -120,6 +120,8 @@ ISSUE = KnownIssue(
                   note="GCC < 10 with torch >= 2.13"),
         Signature(r"C\+\+17 or later compatible compiler is required", note="ATen.h / torch/all.h"),
         Signature(r"You need C\+\+17 to compile PyTorch"),
+        Signature(r"expected identifier before (?:'|‘)\[(?:'|’) token\s*\n\s*\[\[(?:un)?likely\]\]",
+                  note="GCC < 9 rejecting C++20 [[unlikely]] in Inductor's C++ (pytorch#130815)"),
         Signature(r"unrecognized command[- ]line option '-m(?:avx512|amx)\w*'", strength="partial",
                   note="an old GCC or binutils that does not know the ISA flags Inductor picks"),
     ),
