@@ -146,6 +146,7 @@ class PlanInput:
     driver: Optional[str] = None  # "535.104.05"
     gpu_sm: Optional[int] = None  # 90 for sm_90
     platform: str = "linux"  # sys_platform of the target, from the marker environment
+    free_threaded: bool = False  # --python-version 3.13t
 
     def package(self, name: str) -> Optional[PlannedPackage]:
         return self.packages.get(canonicalize_name(name))
@@ -337,6 +338,8 @@ def _infer_triton(torch: PlannedPackage, env: Mapping[str, str]) -> Optional[Pla
 def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
     """Validate the request and resolve it: (input, files read, lines ignored)."""
     python_version = check_python_version(request.python_version)
+    free_threaded = python_version.endswith("t")
+    python_version = python_version.rstrip("t")
     cxx = parse_compiler(request.cxx)
     flags = parse_cxxflags(request.cxxflags)
     cuda, driver, gpu = parse_cuda(request.cuda), parse_driver(request.driver), parse_gpu(request.gpu)
@@ -358,6 +361,7 @@ def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
         driver=driver,
         gpu_sm=gpu,
         platform=env.get("sys_platform", ""),
+        free_threaded=free_threaded,
     )
     return inp, read.files, read.ignored
 
@@ -511,7 +515,11 @@ def _environment(inp: PlanInput, files: Sequence[str], specs: Sequence[str]) -> 
         sm = f"{inp.gpu_sm // 10}.{inp.gpu_sm % 10}"
         gpus.append({"index": 0, "name": f"sm_{inp.gpu_sm}", "sm": sm})
     return {
-        "python": {"version": inp.python_version, "platform": inp.platform},
+        "python": {
+            "version": inp.python_version + ("t" if inp.free_threaded else ""),
+            "platform": inp.platform,
+            "free_threaded": inp.free_threaded,
+        },
         "torch": _planned_version(inp.package("torch")),
         "triton": _planned_version(inp.package("triton")),
         "xla": _planned_version(inp.package("torch-xla")),

@@ -48,7 +48,7 @@ _PER_REQUIREMENT_OPTIONS = ("--hash", "--config-settings", "--global-option", "-
 
 _ENV_VAR = re.compile(r"\$\{([A-Z0-9_]+)\}")
 _COMMENT = re.compile(r"(^|\s+)#.*$")
-_PYTHON_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?$")
+_PYTHON_VERSION = re.compile(r"^\d+\.\d+(?:\.\d+)?t?$")  # 3.13t: a free-threaded build
 #: `name OP version`, loose enough to explain what packaging rejects.
 _PEP508_URL = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@")
 _EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -93,12 +93,12 @@ def marker_environment(python_version: Optional[str]) -> Dict[str, str]:
 
 
 def check_python_version(text: Optional[str]) -> str:
-    """`3.12` or `3.12.4`; the running interpreter's when not given."""
+    """`3.12`, `3.12.4` or `3.13t` (free-threaded); the running interpreter's when not given."""
     if text is None:
         return f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"
     text = text.strip()
     if not _PYTHON_VERSION.match(text):
-        raise UsageError(f"--python-version {text!r}: expected MAJOR.MINOR, e.g. 3.12")
+        raise UsageError(f"--python-version {text!r}: expected MAJOR.MINOR, e.g. 3.12 (3.13t: free-threaded)")
     return text
 
 

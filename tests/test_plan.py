@@ -263,6 +263,12 @@ def test_requirements_file_with_pins_ranges_options_markers_and_nesting(tmp_path
     assert packages["torch"]["sources"][0].endswith("requirements.txt:8")
 
 
+def test_free_threaded_python_version():
+    inp, _, _ = build_input(PlanRequest(specs=["torch==2.9.0"], python_version="3.13t"))
+    assert inp.python == (3, 13) and inp.free_threaded
+    assert not build_input(PlanRequest(specs=["torch==2.9.0"], python_version="3.13"))[0].free_threaded
+
+
 def test_markers_are_evaluated_for_the_target_python(tmp_path: Path):
     req = tmp_path / "r.txt"
     req.write_text('torch==2.5.1; python_version < "3.12"\ntorch==2.6.0; python_version >= "3.12"\n')
