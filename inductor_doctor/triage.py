@@ -121,6 +121,8 @@ def read_log(source: str) -> LogInput:
     shown = "stdin" if source == "-" else source
     try:
         if source == "-":
+            if sys.stdin.isatty():
+                sys.stderr.write("inductor-doctor: paste the log, then Ctrl-D (Ctrl-Z Enter on Windows)\n")
             data, truncated = _read_stream(sys.stdin.buffer)
         else:
             path = Path(source).expanduser()
