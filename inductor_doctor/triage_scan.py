@@ -195,8 +195,11 @@ def scan(data: bytes, low: bytes, probes: Sequence[_Probe]) -> List[SignatureHit
     """
     hits = []
     found: Dict[bytes, List[int]] = {}
+    # A literal that contains a shorter one is found through it: one pass fewer, same windows.
+    literals = sorted({lit for p in probes for lit in p.literals or ()}, key=len)
+    stand_in = {lit: next((o for o in literals if len(o) < len(lit) and o in lit), lit) for lit in literals}
     for probe in probes:
-        hit = _scan_literal(data, low, probe, found) if probe.literals else _scan_lines(data, probe)
+        hit = _scan_literal(data, low, probe, found, stand_in) if probe.literals else _scan_lines(data, probe)
         if hit.count:
             hits.append(hit)
     return hits
@@ -227,7 +230,9 @@ def _positions(low: bytes, lit: bytes) -> List[int]:
     return out
 
 
-def _regions(low: bytes, literals: Sequence[bytes], found: Dict[bytes, List[int]]) -> List[Tuple[int, int]]:
+def _regions(
+    low: bytes, literals: Sequence[bytes], found: Dict[bytes, List[int]], stand_in: Dict[bytes, bytes]
+) -> List[Tuple[int, int]]:
     """Disjoint spans of the log, each within WINDOW_CHARS of a literal hit.
 
     Hits are sampled at most every WINDOW_CHARS/2 bytes: any occurrence skipped lies within half a
@@ -237,9 +242,10 @@ def _regions(low: bytes, literals: Sequence[bytes], found: Dict[bytes, List[int]
     n = len(low)
     hits = []
     for lit in literals:
-        if lit not in found:
-            found[lit] = _positions(low, lit)
-        hits.extend((pos, pos + len(lit)) for pos in found[lit])
+        key = stand_in.get(lit, lit)
+        if key not in found:
+            found[key] = _positions(low, key)
+        hits.extend((pos, pos + len(lit)) for pos in found[key])
     hits.sort()
     regions: List[Tuple[int, int]] = []
     for a, b in hits:
@@ -259,9 +265,11 @@ def _record(hit: SignatureHit, a: int, b: int) -> bool:
     return hit.count < MAX_COUNT
 
 
-def _scan_literal(data: bytes, low: bytes, probe: _Probe, found: Dict[bytes, List[int]]) -> SignatureHit:
+def _scan_literal(
+    data: bytes, low: bytes, probe: _Probe, found: Dict[bytes, List[int]], stand_in: Dict[bytes, bytes]
+) -> SignatureHit:
     hit = SignatureHit(probe.issue_id, probe.signature)
-    for lo, hi in _regions(low, probe.literals or (), found):
+    for lo, hi in _regions(low, probe.literals or (), found, stand_in):
         for a, b in _finditer(probe, data, lo, hi):
             if b > a and not _record(hit, a, b):
                 return hit
