@@ -271,6 +271,14 @@ def test_cli_text_and_exit_codes(tmp_path: Path):
     assert proc.returncode == 1 and "no known issue matched" in proc.stdout
 
 
+def test_cli_colour_only_when_asked_and_never_with_no_color():
+    need("view-dtype-align")
+    coloured = run_cli(["explain", "--log", "-"], input=ALIGN_LOG, env={"FORCE_COLOR": "1"})
+    assert "\x1b[" in coloured.stdout
+    plain = run_cli(["explain", "--log", "-"], input=ALIGN_LOG, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert "\x1b[" not in plain.stdout and "view-dtype-align" in plain.stdout
+
+
 @pytest.mark.parametrize("content", [None, b"", b"\x00\x01\x02\x03" * 100])
 def test_cli_unusable_input_is_one_line_and_exit_2(tmp_path: Path, content):
     path = tmp_path / "in.log"
