@@ -136,18 +136,32 @@ def _plugin_issues(errors: List[Tuple[str, str]]) -> List[KnownIssue]:
             items = obj() if callable(obj) and not isinstance(obj, KnownIssue) else obj
             if isinstance(items, KnownIssue):
                 items = [items]
+            elif isinstance(items, (str, bytes)) or not hasattr(items, "__iter__"):
+                raise TypeError(f"the entry point gives a {type(items).__name__}, not a KnownIssue or a "
+                                "list of them")
             dist = getattr(getattr(ep, "dist", None), "name", None) or ep.value.split(":")[0]
-            for item in items:
-                if not isinstance(item, KnownIssue):
-                    raise TypeError(f"{item!r} is not a KnownIssue")
-                if item.source == "builtin":
-                    from dataclasses import replace
-
-                    item = replace(item, source=dist)
-                found.append(item)
-        except Exception as exc:  # a broken plugin is a finding about the plugin, not a crash
+            checked = [_checked_plugin_issue(item, dist) for item in items]
+        # A broken plugin is a finding about the plugin, not a crash; SystemExit included, since
+        # a plugin module that calls sys.exit() at import must not end the doctor either.
+        except (Exception, SystemExit) as exc:
             errors.append((ep.name, f"{type(exc).__name__}: {exc}"))
+            continue
+        found.extend(checked)  # all of an entry point's issues, or none of them
     return found
+
+
+def _checked_plugin_issue(item: object, dist: str) -> KnownIssue:
+    """A plugin's issue, stamped with its distribution; paths must be absolute (see docs/plugins.md)."""
+    from dataclasses import replace
+
+    if not isinstance(item, KnownIssue):
+        raise TypeError(f"{item!r} is not a KnownIssue")
+    # A relative canary would be looked up among the built-in canaries and run one of those.
+    if item.canary is not None and not Path(item.canary.script).is_absolute():
+        raise ValueError(f"{item.id}: Canary.script must be an absolute path, not {item.canary.script!r}")
+    if item.docs_page is not None and not Path(item.docs_page).is_absolute():
+        raise ValueError(f"{item.id}: docs_page must be an absolute path, not {item.docs_page!r}")
+    return replace(item, source=dist) if item.source == "builtin" else item
 
 
 @lru_cache(maxsize=1)
@@ -159,6 +173,8 @@ def registry() -> Registry:
             reg.add(issue)
         except DuplicateIssueError as exc:
             errors.append((issue.id, str(exc)))
+        except Exception as exc:  # e.g. a ref that is not a string: the plugin's fault, not fatal
+            errors.append((issue.id, f"{type(exc).__name__}: {exc}"))
     reg.plugin_errors = errors
     return reg
 
