@@ -487,3 +487,26 @@ def test_triage_of_the_upstream_texts_through_the_cli(tmp_path):
         assert proc.returncode == 0, (id_, proc.stderr[-500:])
         results = json.loads(proc.stdout)["results"]
         assert results and results[0]["id"] == id_, (id_, [r["id"] for r in results])
+
+
+# --- plan: predictions before anything is installed ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["torch==2.6.0", "triton==3.2.0", "--gpu", "sm_120", "--cxx", "g++-8"],
+         {"ptxas-unsupported-arch": "affected", "compiler-too-old": "affected"}),
+        (["torch==2.7.1", "--gpu", "sm_121", "--cxx", "clang++-19"], {"ptxas-unsupported-arch": "affected"}),
+        (["torch==2.5.1", "--python-version", "3.13", "--gpu", "sm_61"],
+         {"python-unsupported-by-dynamo": "affected", "gpu-too-old-for-triton": "affected"}),
+        (["torch==2.6.0", "triton==3.3.1"], {"triton-version-skew": "affected"}),
+        (["torch==2.13.0", "--gpu", "sm_90", "--cxx", "g++-12", "--python-version", "3.11"], {}),
+    ],
+)
+def test_plan_predicts_the_catalog(args, expected):
+    proc = run_cli(["plan", *args, "--format", "json"])
+    results = json.loads(proc.stdout)["results"]
+    flagged = {r["id"]: r["status"] for r in results if r["status"] in ("affected", "likely")
+               and r["id"] in CATALOG}
+    assert flagged == expected, [r["reason"] for r in results if r["id"] in flagged]

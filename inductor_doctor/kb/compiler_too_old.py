@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 from inductor_doctor.kb._catalog import compiler_label, one, torch_source, version_tuple
 from inductor_doctor.kb._rules import not_installed, parse_version
 from inductor_doctor.model import (
+    Basis,
     DeviceKind,
     KnownIssue,
     RuleOutcome,
@@ -25,6 +26,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 #: The first GCC / clang release that accepts `-std=c++NN` under that name.
@@ -100,6 +102,29 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                f"({cxx.kind} >= {need})")
 
 
+#: `plan`: the floors by torch release where no files exist yet (-std=c++20 from 2.13; the header
+#: check for GCC/clang 9 from 2.2.2, pytorch/pytorch#120126), as (torch specifier, gcc, clang).
+PLAN_FLOORS = ((">=2.13", 10, 10), (">=2.2.2,<2.13", 9, 9))
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan --cxx g++-8 torch==2.5.1`: the compiler's major version, when its name carries it."""
+    cxx = inp.cxx
+    if cxx is None or inp.package("torch") is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "needs torch and --cxx in the plan", Basis.VERSION)]
+    if cxx.kind not in ("gcc", "clang") or cxx.major is None:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"cannot tell {cxx.command}'s release from its name; run "
+                            "`inductor-doctor check` where it is installed", Basis.VERSION)]
+    for spec, gcc_floor, clang_floor in PLAN_FLOORS:
+        need = gcc_floor if cxx.kind == "gcc" else clang_floor
+        judged = inp.judge("torch", spec)
+        if cxx.major < need and judged.share in ("all", "some"):
+            return [RuleOutcome(judged.status, f"{cxx.command} is {cxx.kind} {cxx.major}; torch{spec} needs "
+                                f"{cxx.kind} >= {need}", Basis.VERSION)]
+    return [RuleOutcome(Status.OK, f"{cxx.command} ({cxx.kind} {cxx.major}) meets the planned torch's floor",
+                        Basis.VERSION)]
+
+
 ISSUE = KnownIssue(
     id="compiler-too-old",
     title="Inductor's C++ compiler is older than torch requires (GCC < 9, no -std=c++20)",
@@ -133,4 +158,5 @@ ISSUE = KnownIssue(
                    "conda install -c conda-forge cxx-compiler", "install"),
     ),
     rule=rule,
+    predict=predict,
 )

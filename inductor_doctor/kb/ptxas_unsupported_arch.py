@@ -26,6 +26,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 #: The first CUDA release whose ptxas accepts each architecture (CUDA toolkit release notes).
@@ -33,6 +34,36 @@ FIRST_PTXAS: Dict[int, Tuple[int, int]] = {
     70: (9, 0), 72: (10, 0), 75: (10, 0), 80: (11, 0), 86: (11, 1), 87: (11, 4), 89: (11, 8),
     90: (11, 8), 100: (12, 8), 101: (12, 8), 103: (12, 9), 110: (13, 0), 120: (12, 8), 121: (12, 9),
 }  # fmt: skip
+
+
+#: `plan`: the CUDA release of the ptxas each Triton release bundles (read from the wheels), as
+#: (triton specifier, release for < sm_100, release for sm_100 and newer).
+BUNDLED: Tuple[Tuple[str, Tuple[int, int], Tuple[int, int]], ...] = (
+    (">=3.1,<3.3", (12, 4), (12, 4)),
+    (">=3.3,<3.4", (12, 4), (12, 8)),
+)
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan --gpu sm_120 triton==3.2.0`: the bundled ptxas of the planned Triton against the GPU."""
+    arch = inp.gpu_sm
+    if arch is None or inp.package("triton") is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "needs --gpu and a Triton in the plan", Basis.VERSION)]
+    if arch not in FIRST_PTXAS:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"sm_{arch} is not in the doctor's ptxas table",
+                            Basis.VERSION)]
+    need = FIRST_PTXAS[arch]
+    for spec, low, high in BUNDLED:
+        bundled = high if arch >= 100 else low
+        judged = inp.judge("triton", spec)
+        if judged.share in ("all", "some") and bundled < need:
+            return [RuleOutcome(judged.status, f"triton{spec} bundles a CUDA {dotted(bundled)} ptxas for "
+                                f"sm_{arch}, which needs CUDA {dotted(need)}", Basis.VERSION)]
+        if judged.share == "all":
+            return [RuleOutcome(Status.OK, f"triton{spec} bundles a CUDA {dotted(bundled)} ptxas for "
+                                f"sm_{arch}", Basis.VERSION)]
+    return [RuleOutcome(Status.INCONCLUSIVE, "the bundled ptxas of the planned Triton is not in the "
+                        "doctor's table; run `inductor-doctor check` once installed", Basis.VERSION)]
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
@@ -108,4 +139,5 @@ ISSUE = KnownIssue(
                    "the GPU (Triton 3.3 adds a CUDA 12.8 ptxas for sm_100 and newer)", None, "upgrade"),
     ),
     rule=rule,
+    predict=predict,
 )
