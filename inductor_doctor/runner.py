@@ -133,6 +133,13 @@ def kill_group(pgid: int) -> None:
         pass
 
 
+#: Every canary process carries this variable (its scratch directory), so that a process that left
+#: the canary's process group (setsid, a daemon) can still be found and killed when the run ends.
+MARKER_ENV = "INDUCTOR_DOCTOR_CANARY"
+#: Less free space than this in the scratch directory after a canary that reported nothing: say so.
+FULL_DISK_BYTES = 256 * 1024
+
+
 def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str]) -> Dict[str, str]:
     """Fresh Inductor and Triton caches, one compile thread, unbuffered output."""
     env = dict(base)
@@ -145,8 +152,56 @@ def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str])
         TMPDIR=str(scratch / "tmp"),
     )
     env.update(extra)
+    env[MARKER_ENV] = str(scratch)
     (scratch / "tmp").mkdir(parents=True, exist_ok=True)
     return env
+
+
+def _descendants(pid: int) -> List[int]:
+    """Every live descendant of `pid`, including those in other sessions (psutil; best effort)."""
+    try:
+        import psutil
+
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except Exception:  # gone already, or psutil cannot see it
+        return []
+
+
+def kill_strays(marker: str, known: Sequence[int] = ()) -> None:
+    """SIGKILL the processes a canary left behind outside its group: known pids and marked ones."""
+    for pid in known:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        import psutil
+
+        me = os.getuid()
+        for proc in psutil.process_iter(["uids"]):
+            try:
+                uids = proc.info.get("uids")
+                if uids is not None and uids.real != me and me != 0:
+                    continue
+                if proc.environ().get(MARKER_ENV) == marker:
+                    proc.kill()
+            except (psutil.Error, OSError):
+                continue
+    except Exception:  # no psutil, no /proc: the process group kill is all we have
+        pass
+
+
+def _disk_full(path: Path) -> Optional[str]:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    if st.f_bavail * st.f_frsize >= FULL_DISK_BYTES:
+        return None
+    return (
+        f"its temporary directory {path.parent} filled up (no space left on device); "
+        "free some space or point TMPDIR elsewhere"
+    )
 
 
 def run_one(
@@ -156,14 +211,20 @@ def run_one(
     scratch_root: Optional[str] = None,
 ) -> CanaryRun:
     start = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix="indoc-canary-", dir=scratch_root))
-    out_path, err_path = scratch / "stdout", scratch / "stderr"
-    env = canary_env(os.environ if base_env is None else base_env, scratch, job.env)
     cmd = [job.python, str(HARNESS), str(job.script), job.device, ",".join(job.needs)]
     timed_out = False
     returncode: Optional[int] = None
     error: Optional[str] = None
+    stdout = stderr = ""
+    scratch: Optional[Path] = None
     try:
+        try:
+            scratch = Path(tempfile.mkdtemp(prefix="indoc-canary-", dir=scratch_root))
+            env = canary_env(os.environ if base_env is None else base_env, scratch, job.env)
+        except OSError as exc:
+            where = scratch_root or tempfile.gettempdir()
+            raise InterruptedError(f"no scratch directory in {where} ({exc.strerror or exc})") from None
+        out_path, err_path = scratch / "stdout", scratch / "stderr"
         if groups.stopping:
             raise InterruptedError("interrupted before it started")
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
@@ -180,22 +241,32 @@ def run_one(
             except OSError as exc:
                 raise InterruptedError(f"could not start {job.python}: {exc.strerror or exc}") from None
             groups.add(proc.pid)
+            strays: List[int] = []
             try:
                 returncode = proc.wait(timeout=job.timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
+                strays = _descendants(proc.pid)
                 kill_group(proc.pid)
                 returncode = proc.wait()
+            except BaseException:  # interrupted: the pool's kill_all is on its way; be thorough
+                strays = _descendants(proc.pid)
+                raise
             finally:
-                # Leftovers (compile workers, a forked child) die with the group.
+                # Leftovers (compile workers, a forked child) die with the group; escapees by marker.
                 kill_group(proc.pid)
                 groups.discard(proc.pid)
+                kill_strays(str(scratch), strays)
         stdout, stderr = _read_bounded(out_path), _read_bounded(err_path)
+        if _parse_result(stdout) is None and not timed_out and not groups.stopping:
+            error = _disk_full(scratch)
     except InterruptedError as exc:
         error = str(exc)
-        stdout = stderr = ""
+    except OSError as exc:  # the output files could not be opened or read (a full or vanished tmp)
+        error = f"its output could not be kept ({exc.strerror or exc})"
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
     return CanaryRun(
         job=job,
         returncode=returncode,
