@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor import __version__
 from inductor_doctor.model import (
@@ -46,6 +46,9 @@ class CheckRequest:
     progress: bool = True
     live: bool = True  # check always includes the live facts, except with --static
     extra_meta: Dict[str, Any] = field(default_factory=dict)
+    #: (local rank, local world size) under `check --distributed`: this rank's share of the node's
+    #: devices (fleet_shard.py); None checks every device here.
+    shard: Optional[Tuple[int, int]] = None
 
 
 def resolve_python(python: Optional[str]) -> str:
@@ -162,6 +165,11 @@ def run_check(request: CheckRequest) -> Report:
         "timeout": request.timeout_s,
         "issues": sorted(i.id for i in issues),
     }
+    if request.shard is not None:
+        from inductor_doctor import fleet_shard
+
+        options["shard"] = list(request.shard)
+        issues = fleet_shard.shard_issues(issues, request.shard)
     meta: Dict[str, Any] = {"cached": False, **request.extra_meta}
     plugin_errors = registry().plugin_errors
     if plugin_errors:
@@ -181,6 +189,8 @@ def run_check(request: CheckRequest) -> Report:
         from inductor_doctor.probe import gather
 
         facts = gather(python, live=request.live and not request.static, use_cache=request.use_cache)
+        if request.shard is not None:
+            fleet_shard.shard_facts(facts, request.shard)
         target_error = facts.python.error
         if target_error:
             findings = [
@@ -215,6 +225,8 @@ def run_check(request: CheckRequest) -> Report:
                 )
             findings = result.findings
             meta["jobs"] = jobs
+        if request.shard is not None:
+            findings = fleet_shard.shard_findings(findings, request.shard)
             meta["canaries_run"] = result.canaries_run
     finally:
         if previous is not None:
