@@ -1,0 +1,496 @@
+"""Many `check` reports in one fleet view: columns per host and device, collapsed where identical.
+
+A fleet of 64 GPUs that all say `ok` is one column, not 64; the GPU that differs is the news. So
+the view is built in three steps: every report's results become columns named `host/device`;
+columns whose whole status vector is identical (and of the same device kind) form a group; the
+issues whose statuses differ between columns, and the probe fields that differ between reports,
+are listed apart. Ranks that never sent a report are columns too, with every issue
+`inconclusive`, because "could not check" is never `ok`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from inductor_doctor.model import Finding, Status, UsageError, summarize
+
+CHECK_SCHEMA = "inductor-doctor/check/v1"
+MERGE_SCHEMA = "inductor-doctor/merge/v1"
+STATUS_VALUES = {s.value for s in Status}
+WORST_FIRST = ["affected", "likely", "inconclusive", "ok", "not-applicable"]
+
+#: Probe fields compared across reports: (label, path in the report).
+FIELDS: Tuple[Tuple[str, str], ...] = (
+    ("doctor", "tool_version"),
+    ("knowledge base", "kb_version"),
+    ("python", "environment.python.version"),
+    ("glibc", "environment.python.glibc"),
+    ("libstdc++ GLIBCXX", "environment.python.libstdcxx_glibcxx_max"),
+    ("torch", "environment.torch.version"),
+    ("torch CUDA", "environment.torch.cuda"),
+    ("torch HIP", "environment.torch.hip"),
+    ("torch git", "environment.torch.git_version"),
+    ("torch C++11 ABI", "environment.torch.cxx11_abi"),
+    ("triton", "environment.triton.version"),
+    ("torch_xla", "environment.xla.version"),
+    ("driver", "environment.cuda.driver_version"),
+    ("driver CUDA", "environment.cuda.driver_cuda_version"),
+    ("CUDA runtime", "environment.cuda.runtime_version"),
+    ("cuDNN", "environment.cuda.cudnn_version"),
+    ("ptxas", "environment.cuda.ptxas_version"),
+    ("C++ compiler", "environment.cxx.path"),
+    ("C++ compiler version", "environment.cxx.version"),
+    ("C compiler", "environment.cc.path"),
+    ("C compiler version", "environment.cc.version"),
+    ("const_data_ptr ABI", "environment.abi.status"),
+    ("os", "environment.host.os"),
+    ("kernel", "environment.host.kernel"),
+    ("machine", "environment.host.machine"),
+)
+#: Environment variables that differ between ranks by design, never worth reporting.
+RANK_ENV = re.compile(r"^(TORCHELASTIC_|MASTER_|CUDA_VISIBLE_DEVICES$|LOCAL_|GROUP_|ROLE_|RANK$)")
+
+
+@dataclass
+class Source:
+    """One `check` report: where it came from and what it says."""
+
+    report: Dict[str, Any]
+    file: Optional[str] = None
+    order: int = 0
+    label: str = ""
+
+    @property
+    def host(self) -> Dict[str, Any]:
+        env = self.report.get("environment") or {}
+        host = env.get("host") if isinstance(env, dict) else None
+        return host if isinstance(host, dict) else {}
+
+    @property
+    def hostname(self) -> str:
+        name = self.host.get("hostname")
+        if isinstance(name, str) and name:
+            return name
+        if self.file:
+            return _stem(self.file)
+        return f"report{self.order + 1}"
+
+    @property
+    def rank(self) -> Optional[int]:
+        value = self.host.get("rank")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def results(self) -> List[Dict[str, Any]]:
+        return list(self.report.get("results") or [])
+
+
+@dataclass
+class Missing:
+    """A rank that was expected and sent nothing: named as well as we can."""
+
+    rank: int
+    name: str
+    reason: str
+    hostname: Optional[str] = None
+
+
+@dataclass
+class Merge:
+    sources: List[Source]
+    missing: List[Missing] = field(default_factory=list)
+
+
+def _stem(path: str) -> str:
+    base = re.split(r"[\\/]", path)[-1]
+    return base[:-5] if base.endswith(".json") else base
+
+
+def validate_check_report(data: Any, where: str) -> Dict[str, Any]:
+    """The minimal shape `merge` relies on; anything else is a one-line usage error naming `where`."""
+
+    def bad(why: str) -> UsageError:
+        return UsageError(f"{where}: not a `check --format json` report ({why})")
+
+    if not isinstance(data, dict):
+        raise bad(f"the document is a JSON {type(data).__name__}, not an object")
+    schema = data.get("schema")
+    if schema == MERGE_SCHEMA:
+        raise UsageError(f"{where}: is already a merged report; merge the `check` reports it came from")
+    if schema != CHECK_SCHEMA:
+        raise bad(f"schema is {schema!r}, expected {CHECK_SCHEMA!r}")
+    results = data.get("results")
+    if not isinstance(results, list):
+        raise bad("no `results` list")
+    for n, r in enumerate(results, 1):
+        if not isinstance(r, dict):
+            raise bad(f"result #{n} is not an object")
+        for key in ("id", "device", "status"):
+            if not isinstance(r.get(key), str) or not r.get(key):
+                raise bad(f"result #{n} has no `{key}` string")
+        if r["status"] not in STATUS_VALUES:
+            raise bad(f"result #{n} has an unknown status {r['status']!r}")
+        for key in ("title", "reason"):
+            if key in r and not isinstance(r[key], str):
+                raise bad(f"result #{n}: `{key}` is not a string")
+        if r.get("severity", "error") not in ("error", "warning"):
+            raise bad(f"result #{n} has an unknown severity {r.get('severity')!r}")
+        try:
+            Finding.from_dict(_complete(r))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise bad(f"result #{n}: {type(exc).__name__}: {exc}") from None
+    env = data.get("environment", {})
+    if env is not None and not isinstance(env, dict):
+        raise bad("`environment` is not an object")
+    return data
+
+
+def _complete(r: Mapping[str, Any]) -> Dict[str, Any]:
+    """A result with the optional fields a finding needs filled in."""
+    out = dict(r)
+    out.setdefault("title", out["id"])
+    out.setdefault("reason", "")
+    out.setdefault("basis", "static")
+    if out["basis"] not in ("canary", "static", "version"):
+        out["basis"] = "static"
+    out.setdefault("severity", "error")
+    ws = out.get("workarounds")
+    if not isinstance(ws, list) or not all(
+        isinstance(w, dict) and isinstance(w.get("text"), str) for w in ws
+    ):
+        out["workarounds"] = []
+    if not isinstance(out.get("upstream"), list):
+        out["upstream"] = []
+    else:
+        out["upstream"] = [str(u) for u in out["upstream"]]
+    try:
+        out["duration_s"] = max(0.0, float(out.get("duration_s") or 0.0))
+    except (TypeError, ValueError):
+        out["duration_s"] = 0.0
+    if not isinstance(out.get("evidence"), list):
+        out["evidence"] = []
+    else:
+        out["evidence"] = [str(e) for e in out["evidence"]]
+    if out.get("suppressed") is not None and not isinstance(out["suppressed"], str):
+        out["suppressed"] = str(out["suppressed"])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Columns
+
+
+def device_key(device: str) -> Tuple[int, int, str]:
+    kind, _, index = device.partition(":")
+    rank = {"toolchain": 0, "cpu": 1, "cuda": 2, "xla": 3, "all": 9}.get(kind, 5)
+    return (rank, int(index) if index.isdigit() else -1, device)
+
+
+def kind_of(device: str) -> str:
+    return device.split(":")[0]
+
+
+def assign_labels(sources: Sequence[Source]) -> None:
+    """`host`, qualified with `@rank3` (or `@file`) only where two reports of one host share a device."""
+    by_host: Dict[str, List[Source]] = {}
+    for s in sources:
+        by_host.setdefault(s.hostname, []).append(s)
+    for host, group in by_host.items():
+        seen: Counter = Counter()
+        for s in group:
+            seen.update({r["device"] for r in s.results()})
+        if len(group) == 1 or all(n == 1 for n in seen.values()):
+            for s in group:
+                s.label = host
+            continue
+        ranks = [s.rank for s in group]
+        use_rank = None not in ranks and len(set(ranks)) == len(ranks)
+        stems = [_stem(s.file) for s in group if s.file]
+        use_file = len(stems) == len(group) and len(set(stems)) == len(stems)
+        for n, s in enumerate(group):
+            if use_rank:
+                s.label = f"{host}@rank{s.rank}"
+            elif use_file and s.file:
+                s.label = f"{host}@{_stem(s.file)}"
+            else:
+                s.label = f"{host}@{n + 1}"
+
+
+def _gpu_names(source: Source) -> Dict[str, str]:
+    env = source.report.get("environment") or {}
+    cuda = env.get("cuda") if isinstance(env, dict) else None
+    gpus = cuda.get("gpus") if isinstance(cuda, dict) else None
+    out: Dict[str, str] = {}
+    for g in gpus or []:
+        if isinstance(g, dict) and isinstance(g.get("index"), int) and g.get("name"):
+            out[f"cuda:{g['index']}"] = str(g["name"])
+    return out
+
+
+def _ranges(indices: Iterable[int]) -> str:
+    """[0,1,2,3,5] -> "0-3,5"."""
+    nums = sorted(set(indices))
+    parts: List[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+def compact_columns(columns: Sequence[Mapping[str, Any]]) -> str:
+    """Column names compacted per source: `node-a/cuda:0-7, node-b/cpu`."""
+    by_source: Dict[str, List[str]] = {}
+    for c in columns:
+        by_source.setdefault(c["source"], []).append(c["device"])
+    parts: List[str] = []
+    for source, devices in by_source.items():
+        cuda = [int(d.split(":")[1]) for d in devices if re.fullmatch(r"cuda:\d+", d)]
+        others = [d for d in devices if not re.fullmatch(r"cuda:\d+", d)]
+        if len(cuda) > 1:
+            parts.append(f"{source}/cuda:{_ranges(cuda)}")
+        elif cuda:
+            parts.append(f"{source}/cuda:{cuda[0]}")
+        parts.extend(f"{source}/{d}" for d in others)
+    return ", ".join(parts)
+
+
+def _group_label(columns: Sequence[Mapping[str, Any]]) -> str:
+    if len(columns) == 1:
+        return str(columns[0]["name"])
+    hosts: List[str] = []
+    for c in columns:
+        if c["source"] not in hosts:
+            hosts.append(c["source"])
+    kind = kind_of(str(columns[0]["device"]))
+    names = {c.get("gpu") for c in columns}
+    what = names.pop() if kind == "cuda" and len(names) == 1 and None not in names else kind
+    where = ", ".join(hosts) if len(hosts) <= 3 else f"{len(hosts)} hosts"
+    return f"{len(columns)} × {what} on {where}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Probe fields
+
+
+def _get(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_show(v) for v in value) or "none"
+    return str(value)
+
+
+def _gpu_summary(source: Source) -> Optional[str]:
+    names = list(_gpu_names(source).values())
+    if not names:
+        return None
+    counts = Counter(names)
+    return ", ".join(f"{n} × {name}" for name, n in sorted(counts.items()))
+
+
+def field_values(source: Source) -> Dict[str, Tuple[str, str]]:
+    """Every compared probe field of one report: key -> (label, shown value)."""
+    out: Dict[str, Tuple[str, str]] = {}
+    for label, path in FIELDS:
+        out[path] = (label, _show(_get(source.report, path)))
+    env = source.report.get("environment") or {}
+    out["gpus"] = ("GPUs", _show(_gpu_summary(source)))
+    pkgs = env.get("packages") if isinstance(env, dict) else None
+    if isinstance(pkgs, dict):
+        for name, version in pkgs.items():
+            out[f"packages.{name}"] = (f"package {name}", _show(version))
+    envvars = env.get("env") if isinstance(env, dict) else None
+    if isinstance(envvars, dict):
+        for name, value in envvars.items():
+            if not RANK_ENV.match(str(name)):
+                out[f"env.{name}"] = (f"${name}", _show(value))
+    return out
+
+
+def compare_fields(sources: Sequence[Source]) -> Tuple[Dict[str, str], List[Dict[str, Any]]]:
+    """(fields equal in every report, fields that differ with the reports holding each value)."""
+    per_source = [(s.label, field_values(s)) for s in sources]
+    keys: List[str] = []
+    labels: Dict[str, str] = {}
+    for _, values in per_source:
+        for key, (label, _v) in values.items():
+            if key not in labels:
+                keys.append(key)
+                labels[key] = label
+    common: Dict[str, str] = {}
+    differences: List[Dict[str, Any]] = []
+    for key in keys:
+        holders: Dict[str, List[str]] = {}
+        for label, values in per_source:
+            value = values.get(key, (labels[key], "absent"))[1]
+            members = holders.setdefault(value, [])
+            if label not in members:
+                members.append(label)
+        if len(holders) == 1:
+            if not key.startswith(("packages.", "env.")):
+                common[labels[key]] = next(iter(holders))
+            continue
+        differences.append(
+            {
+                "field": key,
+                "label": labels[key],
+                "values": [{"value": v, "sources": m} for v, m in holders.items()],
+            }
+        )
+    return common, differences
+
+
+# ---------------------------------------------------------------------------------------------
+# The merge itself
+
+
+def _missing_result(m: Missing, issue: Mapping[str, Any]) -> Dict[str, Any]:
+    return {
+        "id": issue["id"],
+        "title": issue["title"],
+        "device": "all",
+        "status": Status.INCONCLUSIVE.value,
+        "basis": "static",
+        "reason": f"no report from {m.name}: {m.reason}",
+        "severity": issue["severity"],
+        "workarounds": [],
+        "upstream": list(issue.get("upstream") or []),
+        "duration_s": 0.0,
+        "evidence": [],
+        "suppressed": None,
+        "source": m.name,
+        "column": m.name,
+    }
+
+
+def build(
+    merge: Merge, tool_version: str, kb_version: str, meta: Optional[Mapping[str, Any]] = None
+) -> Dict[str, Any]:
+    """The `inductor-doctor/merge/v1` document."""
+    sources = sorted(
+        merge.sources,
+        key=lambda s: (s.hostname, s.rank if s.rank is not None else -1, s.order),
+    )
+    assign_labels(sources)
+
+    results: List[Dict[str, Any]] = []
+    columns: Dict[str, Dict[str, Any]] = {}
+    issues: Dict[str, Dict[str, Any]] = {}
+    for s in sources:
+        gpus = _gpu_names(s)
+        for raw in s.results():
+            r = _complete(raw)
+            name = f"{s.label}/{r['device']}"
+            columns.setdefault(
+                name,
+                {"name": name, "source": s.label, "device": r["device"], "gpu": gpus.get(r["device"])},
+            )
+            issues.setdefault(
+                r["id"],
+                {"id": r["id"], "title": r["title"], "severity": r["severity"], "upstream": r["upstream"]},
+            )
+            results.append({**r, "source": s.label, "column": name})
+
+    for m in merge.missing:
+        columns[m.name] = {"name": m.name, "source": m.name, "device": "all", "gpu": None}
+        results.extend(_missing_result(m, issue) for issue in issues.values())
+
+    cells: Dict[Tuple[str, str], Dict[str, Any]] = {(r["column"], r["id"]): r for r in results}
+    ordered = list(columns.values())
+    # Device kind first (toolchain, cpu, GPUs, xla), then host, then index; missing ranks last.
+    ordered.sort(
+        key=lambda c: (c["device"] == "all", device_key(c["device"])[0], c["source"], device_key(c["device"]))
+    )
+
+    groups: List[Dict[str, Any]] = []
+    index: Dict[Tuple[Any, ...], int] = {}
+    for c in ordered:
+        vector = tuple(
+            (cells[(c["name"], i)]["status"], bool(cells[(c["name"], i)].get("suppressed")))
+            if (c["name"], i) in cells
+            else None
+            for i in issues
+        )
+        key = (kind_of(c["device"]), vector) if c["device"] != "all" else ("all", c["name"])
+        if key not in index:
+            index[key] = len(groups)
+            groups.append({"columns": [], "kind": kind_of(c["device"]), "statuses": {}})
+        groups[index[key]]["columns"].append(c)
+    for g in groups:
+        first = g["columns"][0]["name"]
+        g["label"] = _group_label(g["columns"])
+        g["members"] = compact_columns(g["columns"])
+        g["statuses"] = {i: cells[(first, i)]["status"] for i in issues if (first, i) in cells}
+        g["columns"] = [c["name"] for c in g["columns"]]
+
+    issue_rows: List[Dict[str, Any]] = []
+    for i, info in issues.items():
+        by_status: Dict[str, List[str]] = {}
+        for c in ordered:
+            r = cells.get((c["name"], i))
+            if r is not None:
+                by_status.setdefault(r["status"], []).append(c["name"])
+        worst = next(s for s in WORST_FIRST if s in by_status)
+        issue_rows.append(
+            {
+                **{k: info[k] for k in ("id", "title", "severity")},
+                "worst": worst,
+                "uniform": len(by_status) == 1,
+                "statuses": {s: by_status[s] for s in WORST_FIRST if s in by_status},
+            }
+        )
+
+    common, differences = compare_fields(sources)
+    findings = [Finding.from_dict(r) for r in results]
+    hosts = sorted({s.hostname for s in sources} | {m.hostname for m in merge.missing if m.hostname})
+    return {
+        "schema": MERGE_SCHEMA,
+        "tool_version": tool_version,
+        "kb_version": kb_version,
+        "environment": {"common": common, "differences": differences},
+        "sources": [
+            {
+                "label": s.label,
+                "hostname": s.hostname,
+                "file": s.file,
+                "rank": s.rank,
+                "local_rank": s.host.get("local_rank"),
+                "tool_version": s.report.get("tool_version"),
+                "kb_version": s.report.get("kb_version"),
+                "devices": sorted({r["device"] for r in s.results()}, key=device_key),
+                "interrupted": bool((s.report.get("meta") or {}).get("interrupted")),
+                "cached": bool((s.report.get("meta") or {}).get("cached")),
+            }
+            for s in sources
+        ],
+        "missing": [
+            {"rank": m.rank, "name": m.name, "hostname": m.hostname, "reason": m.reason}
+            for m in merge.missing
+        ],
+        "columns": [{k: c[k] for k in ("name", "source", "device", "gpu")} for c in ordered],
+        "groups": groups,
+        "issues": issue_rows,
+        "results": results,
+        "summary": summarize(findings),
+        "meta": {"reports": len(sources), "hosts": len(hosts), "columns": len(ordered), **dict(meta or {})},
+    }
+
+
+def findings_of(document: Mapping[str, Any]) -> List[Finding]:
+    return [Finding.from_dict(r) for r in document.get("results", [])]

@@ -1,0 +1,215 @@
+"""The fleet view as text (a terminal) or Markdown (a ticket): groups as columns, differences apart.
+
+Both read only the `merge/v1` document, so what a person sees is exactly what `--format json` holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from inductor_doctor.render.text import STYLE, console_to_string, summary_line
+
+WORRYING = ("affected", "likely", "inconclusive")
+MAX_FIELDS_SHOWN = 12
+
+
+def _others(columns: Sequence[str], limit: int = 4) -> str:
+    if len(columns) <= limit:
+        return ", ".join(columns)
+    return f"{len(columns)} columns"
+
+
+def difference_lines(doc: Mapping[str, Any]) -> List[str]:
+    """One line per issue whose status differs between columns: the minority named, the majority counted."""
+    lines: List[str] = []
+    for row in doc.get("issues", []):
+        if row["uniform"]:
+            continue
+        statuses: Dict[str, List[str]] = row["statuses"]
+        majority = max(statuses, key=lambda s: len(statuses[s]))
+        parts = [f"{s} on {', '.join(cols)}" for s, cols in statuses.items() if s != majority]
+        n = len(statuses[majority])
+        rest = ", ".join(statuses[majority]) if n <= 3 else f"the {n} others"
+        lines.append(f"{row['id']}: {'; '.join(parts)} (and {majority} on {rest})")
+    return lines
+
+
+def field_lines(doc: Mapping[str, Any], limit: int = MAX_FIELDS_SHOWN) -> List[str]:
+    diffs = list((doc.get("environment") or {}).get("differences") or [])
+    # The compile stack first, then packages, then environment variables.
+    diffs.sort(key=lambda d: (d["field"].startswith("env."), d["field"].startswith("packages.")))
+    lines = []
+    for d in diffs[:limit]:
+        values = "; ".join(f"{v['value']} on {', '.join(v['sources'])}" for v in d["values"])
+        lines.append(f"{d['label']}: {values}")
+    if len(diffs) > limit:
+        lines.append(f"... and {len(diffs) - limit} more (see --format json)")
+    return lines
+
+
+def idle_lines(doc: Mapping[str, Any]) -> List[str]:
+    """Reports with no results: a rank with no GPU of its own on a CPU node, say."""
+    out = []
+    for s in doc.get("sources", []):
+        if not s.get("devices"):
+            rank = f" (rank {s['rank']})" if s.get("rank") is not None else ""
+            out.append(f"{s['label']}{rank} had no device of its own to check")
+    return out
+
+
+def _detail_groups(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """Worrying results, one entry per (issue, status, reason) with every column that shares it."""
+    out: Dict[Any, Dict[str, Any]] = {}
+    for r in doc.get("results", []):
+        if r["status"] not in WORRYING:
+            continue
+        key = (r["id"], r["status"], r["reason"])
+        entry = out.setdefault(key, {"result": r, "columns": []})
+        entry["columns"].append(r["column"])
+    return sorted(out.values(), key=lambda e: WORRYING.index(e["result"]["status"]))
+
+
+def _header(doc: Mapping[str, Any]) -> str:
+    meta = doc.get("meta") or {}
+    parts = [
+        f"inductor-doctor {doc['tool_version']} merge",
+        f"{meta.get('reports', 0)} report(s)",
+        f"{meta.get('hosts', 0)} host(s)",
+        f"{meta.get('columns', 0)} column(s)",
+        f"knowledge base {doc['kb_version']}",
+    ]
+    return " · ".join(parts)
+
+
+def merge_text(doc: Mapping[str, Any]) -> str:
+    groups = doc.get("groups", [])
+    issues = doc.get("issues", [])
+
+    def render(console: Console) -> None:
+        console.print(Text(_header(doc), style="bold"))
+        common = (doc.get("environment") or {}).get("common") or {}
+        shown = [
+            f"{k} {common[k]}"
+            for k in ("torch", "triton", "python", "driver")
+            if common.get(k) not in (None, "unknown")
+        ]
+        if shown:
+            console.print(Text("everywhere: " + " · ".join(shown), style="dim"))
+        console.print()
+        if issues:
+            table = Table(header_style="bold")
+            table.add_column("issue", no_wrap=True)
+            for g in groups:
+                table.add_column(g["label"])
+            for row in issues:
+                cells: List[Any] = [row["id"]]
+                for g in groups:
+                    status = g["statuses"].get(row["id"])
+                    cell = Text(status, style=STYLE.get(status, "")) if status else Text("·", style="dim")
+                    cells.append(cell)
+                table.add_row(*cells)
+            console.print(table)
+            for g in groups:
+                if len(g["columns"]) > 1:
+                    console.print(Text(f"  {g['label']}: {g['members']}", style="dim"))
+            console.print()
+        else:
+            console.print("no results in these reports\n")
+        diffs = difference_lines(doc)
+        if diffs:
+            console.print(Text("Differences between columns:", style="bold"))
+            for line in diffs:
+                console.print(Text(f"  {line}"))
+            console.print()
+        for entry in _detail_groups(doc):
+            r = entry["result"]
+            head = Text()
+            head.append(r["status"].upper(), style=STYLE[r["status"]])
+            head.append(f"  {r['id']}", style="bold")
+            head.append(f" on {_others(entry['columns'], 6)}: {r['title']}")
+            console.print(head)
+            console.print(Text(f"    {r['reason']}"))
+            for w in r.get("workarounds") or []:
+                console.print(Text(f"    - {w['text']}"))
+                if w.get("command"):
+                    console.print(Text(f"        $ {w['command']}", style="cyan"))
+            console.print()
+        fields = field_lines(doc)
+        if fields:
+            console.print(Text("Probe fields that differ:", style="bold"))
+            for line in fields:
+                console.print(Text(f"  {line}"))
+            console.print()
+        for m in doc.get("missing", []):
+            console.print(Text(f"MISSING {m['name']}: {m['reason']}", style="bold magenta"))
+        for line in idle_lines(doc):
+            console.print(Text(f"note: {line}", style="dim"))
+        for s in doc.get("sources", []):
+            if s.get("interrupted"):
+                note = f"note: the report of {s['label']} is partial (interrupted)"
+                console.print(Text(note, style="yellow"))
+        for note in (doc.get("meta") or {}).get("notes", []):
+            console.print(Text(f"note: {note}", style="yellow"))
+        console.print(Text(summary_line(doc.get("summary", {})), style="bold"))
+
+    return console_to_string(render)
+
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def merge_markdown(doc: Mapping[str, Any]) -> str:
+    out: List[str] = [f"### {_md(_header(doc))}", ""]
+    groups = doc.get("groups", [])
+    issues = doc.get("issues", [])
+    if issues:
+        out.append("| issue | " + " | ".join(_md(g["label"]) for g in groups) + " |")
+        out.append("|---|" + "---|" * len(groups))
+        for row in issues:
+            cells = [g["statuses"].get(row["id"], "·") for g in groups]
+            out.append(f"| `{row['id']}` | " + " | ".join(_md(c) for c in cells) + " |")
+        out.append("")
+        for g in groups:
+            if len(g["columns"]) > 1:
+                out.append(f"- **{_md(g['label'])}**: {_md(g['members'])}")
+        out.append("")
+    diffs = difference_lines(doc)
+    if diffs:
+        out += ["#### Differences between columns", ""] + [f"- {_md(d)}" for d in diffs] + [""]
+    for entry in _detail_groups(doc):
+        r = entry["result"]
+        out.append(f"#### `{r['id']}` {r['status']} on {_md(_others(entry['columns'], 6))}")
+        out.append("")
+        out.append(f"{_md(r['title'])}. {_md(r['reason'])}")
+        for w in r.get("workarounds") or []:
+            out.append(f"- {_md(w['text'])}" + (f": `{w['command']}`" if w.get("command") else ""))
+        out.append("")
+    fields = field_lines(doc)
+    if fields:
+        out += ["#### Probe fields that differ", ""] + [f"- {_md(f)}" for f in fields] + [""]
+    for m in doc.get("missing", []):
+        out.append(f"- **missing** {_md(m['name'])}: {_md(m['reason'])}")
+    if doc.get("missing"):
+        out.append("")
+    out.append(f"**Summary:** {summary_line(doc.get('summary', {}))}")
+    return "\n".join(out) + "\n"
+
+
+def render_merge(doc: Mapping[str, Any], fmt: str, redact: bool = False) -> str:
+    data: Any = doc
+    if redact:
+        from inductor_doctor.render.redact import redact_report
+
+        data = redact_report(dict(doc))
+    if fmt == "json":
+        from inductor_doctor.render.json_out import to_json
+
+        return to_json(data)
+    if fmt == "markdown":
+        return merge_markdown(data)
+    return merge_text(data)
