@@ -510,3 +510,21 @@ def test_plan_predicts_the_catalog(args, expected):
     flagged = {r["id"]: r["status"] for r in results if r["status"] in ("affected", "likely")
                and r["id"] in CATALOG}
     assert flagged == expected, [r["reason"] for r in results if r["id"] in flagged]
+
+
+def test_canary_code_does_not_quote_its_own_signatures():
+    """Tracebacks quote the failing line, comments included: a signature there would self-match."""
+    import ast
+
+    for id_ in CATALOG:
+        canary = issue(id_).canary
+        if canary is None:
+            continue
+        from inductor_doctor.canaries import script_path
+
+        source = script_path(canary.script).read_text()
+        doc = ast.get_docstring(ast.parse(source), clean=False) or ""
+        code = source.replace(doc, "", 1)
+        for sig in issue(id_).signatures:
+            if sig.strength == "exact":
+                assert not sig.search(code), (id_, sig.pattern)

@@ -1,7 +1,7 @@
 """Reproducer: does Inductor find a working C++ compiler, and can it build and load a kernel?
 
 Usage: python cxx_compiler_missing.py cpu
-Asks torch for its compiler exactly as Inductor does (`CXX`, else g++; it raises InvalidCxxCompiler
+Asks torch for its compiler exactly as Inductor does (`CXX`, else g++; torch raises its own error
 when that does not run), then builds a trivial shared object with Inductor's own base flags
 (optimisation, -march=native, the C++ standard) and loads it. No OpenMP and no Python.h here: those
 have their own checks.
@@ -25,7 +25,7 @@ except ImportError:  # torch < 2.4 keeps the search in codecache
     cpp_builder = None
 
 if cpp_builder is not None:
-    cxx = cpp_builder.get_cpp_compiler()  # raises InvalidCxxCompiler
+    cxx = cpp_builder.get_cpp_compiler()
 else:
     from torch._inductor import codecache
 

@@ -66,7 +66,8 @@ ISSUE = KnownIssue(
     ),
     signatures=(
         Signature(r"No working C\+\+ compiler found", note="torch._inductor.exc.InvalidCxxCompiler"),
-        Signature(r"InvalidCxxCompiler"),
+        Signature(r"InvalidCxxCompiler", strength="partial",
+                  note="the exception's name alone: also in source lines a traceback quotes"),
         Signature(r"Compiler: \S+ is not found", note="Windows: MSVC's cl.exe is not on PATH"),
     ),
     workarounds=(
