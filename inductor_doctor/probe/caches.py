@@ -107,23 +107,23 @@ def probe_dir(name: str, path: str, source: str,
     try:
         info.exists = os.path.isdir(path)
         target = path if info.exists else _nearest_existing(path)
-        if not os.path.isdir(target):
-            info.writable = False
-            info.error = f"{target} is not a directory"
-        else:
-            # os.access asks the kernel, so it answers for this user and honours read-only mounts.
-            info.writable = os.access(target, os.W_OK | os.X_OK)
-            if not info.writable:
-                info.error = f"{target} is not writable by this user"
         mount = mount_of(target, mounts)
         if mount is not None:
             info.mount_point, info.fs_type, info.mount_options = mount[0], mount[1], list(mount[2])
-            if info.writable is not False and "ro" in info.mount_options:
-                info.writable = False
-                info.error = f"{info.mount_point} is mounted read-only"
-            elif info.writable is not False and info.fs_type in PSEUDO_FS:
-                info.writable = False
-                info.error = f"{info.mount_point} is a {info.fs_type} file system: no files can be made there"
+        if not os.path.isdir(target):
+            info.writable = False
+            info.error = f"{target} is not a directory"
+        elif "ro" in info.mount_options:
+            info.writable = False
+            info.error = f"{info.mount_point} is mounted read-only"
+        elif info.fs_type in PSEUDO_FS:
+            info.writable = False
+            info.error = f"{info.mount_point} is a {info.fs_type} file system: no files can be made there"
+        else:
+            # os.access asks the kernel, so it answers for this user (root passes everywhere).
+            info.writable = os.access(target, os.W_OK | os.X_OK)
+            if not info.writable:
+                info.error = f"{target} is not writable by this user"
     except OSError as exc:
         info.error = f"{type(exc).__name__}: {exc}"
     return info
