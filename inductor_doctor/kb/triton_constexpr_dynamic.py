@@ -11,11 +11,11 @@ The rule reads torch's own source as text (never imports it): the fix is one met
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, List
 
 from packaging.version import Version
 
+from inductor_doctor.kb._catalog import torch_source
 from inductor_doctor.kb._rules import not_installed, release
 from inductor_doctor.model import (
     Basis,
@@ -39,22 +39,13 @@ FIXED_IN = Version("2.6")
 FIRST_TRACED = Version("2.2")
 
 
-def _read_text(root: Optional[str], rel: str) -> Optional[str]:
-    if not root:
-        return None
-    try:
-        return (Path(root) / rel).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-
-
 def rule(facts: Facts) -> List[RuleOutcome]:
     """Conclusive from torch's source where it can be read; a version prediction otherwise."""
     torch = facts.torch
     if torch is None or not torch.version:
         return not_installed("torch")
     version = torch.version
-    source = _read_text(torch.path, WRAP_FILE)
+    source = torch_source(facts, *WRAP_FILE.split("/"))
     where = f"torch/{WRAP_FILE}"
     if source is not None and FIX_MARKER in source:
         return [RuleOutcome(Status.OK, f"torch {version} specialises tl.constexpr arguments of user Triton "

@@ -11,11 +11,11 @@ offset-aware `is_unaligned` is conclusive; the version table is the fallback.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING, List, Optional
 
 from packaging.version import InvalidVersion, Version
 
+from inductor_doctor.kb._catalog import torch_source
 from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     Basis,
@@ -38,15 +38,6 @@ FIXED_NIGHTLY = 20250423  # pytorch#151859 (StrongerXi: "fixed on the latest nig
 WORKAROUND_ENV = "TORCHINDUCTOR_ALIGNMENT_ASSERTS"
 
 _IS_UNALIGNED = re.compile(r"^def is_unaligned\(.*?(?=^\S)", re.MULTILINE | re.DOTALL)
-
-
-def _read_text(root: Optional[str], rel: str) -> Optional[str]:
-    if not root:
-        return None
-    try:
-        return (Path(root) / rel).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
 
 
 def from_source(text: str) -> Optional[RuleOutcome]:
@@ -90,7 +81,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     torch = facts.torch
     if torch is None or not torch.version:
         return not_installed("torch")
-    text = _read_text(torch.path, IR_FILE)
+    text = torch_source(facts, *IR_FILE.split("/"))
     outcome = (from_source(text) if text is not None else None) or from_version(torch.version)
     if outcome.status is Status.LIKELY and facts.env.get(WORKAROUND_ENV) == "0":
         outcome = RuleOutcome(outcome.status, f"{outcome.reason}; {WORKAROUND_ENV}=0 is set here, which "
