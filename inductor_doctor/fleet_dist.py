@@ -30,6 +30,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from inductor_doctor.model import ExitCode, FailOn, UsageError
 
 HELPER = Path(__file__).resolve().parent / "fleet_gather.py"
+#: fleet_gather.py's stand-ins for a report that never came (kept in step with it).
+DIED, GAVE_UP = "!died", "!gave-up"
 DEFAULT_GATHER_TIMEOUT_S = 600.0
 #: How long a helper may take to import torch and reach the store before the next interpreter is tried.
 HELPER_START_S = 120.0
@@ -430,14 +432,16 @@ def _finish_rank0(
     for r in range(1, ctx.world_size):
         raw = received.get(str(r))
         name, host = _rank_name(r, hellos.get(str(r)), ctx)
-        if raw:
+        if raw == DIED:
+            why = "its doctor died before its check finished (killed, or crashed)"
+        elif raw == GAVE_UP:
+            why = "gave up before its check finished (interrupted)"
+        elif raw:
             try:
                 reports.append(validate_check_report(json.loads(raw), name))
                 continue
             except (ValueError, UsageError) as exc:
                 why = f"sent an unreadable report ({exc})"
-        elif raw == "":
-            why = "gave up before its check finished (interrupted)"
         elif not result:
             why = "not gathered"
         elif str(r) in hellos:

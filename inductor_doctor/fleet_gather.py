@@ -13,12 +13,12 @@ Protocol (one line each on stdout):
   argv[1]   JSON: rank, world_size, host, port, agent_store, namespace, connect_timeout_s, hello
   IMPORTED  torch.distributed imported: this interpreter will do (connecting may take a while)
   READY     connected; this rank's hello is published (hostname, local rank, pid)
-  stdin     the rank's `check` report as JSON, then EOF; an empty stdin means "gave up"
+  stdin     seconds to wait (rank 0), newline, the rank's `check` report as JSON, then EOF; no report
+            means "gave up", and no stdin at all from a doctor that has died means "died"
   SENT      (ranks > 0) the report is in the store
   DONE      (ranks > 0) rank 0 stopped waiting, or the store is gone: stop working
   RESULT {...}   (rank 0) reports, hellos and missing ranks, after the deadline or all arrived
   ERROR msg      could not do its job (no torch, store unreachable); exit status non-zero
-The first line on stdin after READY, when rank 0, is the number of seconds left to wait.
 """
 
 import json
@@ -29,6 +29,9 @@ import threading
 import time
 
 POLL_S = 0.2
+#: What a rank's report key holds when there is no report: its doctor died, or it gave up.
+DIED = b"!died"
+GAVE_UP = b"!gave-up"
 
 
 def out(line):
@@ -100,8 +103,6 @@ def main():
     reader = StdinReader()
     reader.start()
     while not reader.done.wait(POLL_S):
-        if os.getppid() != parent:  # the doctor died: nobody will read what we say
-            return 5
         if rank != 0:
             try:
                 gone = store.check([f"{ns}/done"])
@@ -112,6 +113,13 @@ def main():
                 return 0
     first = (reader.first_line or b"").decode("utf-8", "replace").strip()
     report = reader.data or b""
+    if not first:
+        # The doctor always writes the first line; none means it died before handing over its
+        # report (its end of the pipe closed with it). Say so at once, so that rank 0 need not
+        # wait for the deadline to name this rank.
+        report = DIED
+    elif not report:
+        report = GAVE_UP
     try:
         store.set(f"{ns}/report/{rank}", report)
     except BaseException as exc:  # noqa: BLE001

@@ -1,0 +1,12 @@
+"""A canary that records which device it was given and when it ran, to $FAULT_RECORD_DIR."""
+
+import json
+import os
+import sys
+import time
+
+start = time.time()
+time.sleep(float(os.environ.get("FAULT_RECORD_SLEEP", "1.0")))
+device = sys.argv[1]
+with open(os.path.join(os.environ["FAULT_RECORD_DIR"], device.replace(":", "_") + ".json"), "w") as fh:
+    json.dump({"device": device, "start": start, "end": time.time(), "pid": os.getpid()}, fh)

@@ -1,0 +1,101 @@
+"""The pieces of fleet mode that need no torchrun: per-GPU scheduling, rank shards, torchrun's env."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+
+import pytest
+from fault_canaries.fault_issues import ISSUES
+
+from inductor_doctor import fleet_shard
+from inductor_doctor.engine import CheckOptions, run_checks
+from inductor_doctor.fleet_dist import RankEnv
+from inductor_doctor.model import DeviceKind, Finding, Status, UsageError
+from inductor_doctor.probe.facts import CudaInfo, Facts, GPUInfo, PythonInfo
+
+
+def two_gpu_facts(n: int = 2) -> Facts:
+    return Facts(
+        python=PythonInfo(executable=sys.executable, version="3.11.7"),
+        cuda=CudaInfo(driver_version="580.95.05", gpus=[GPUInfo(i, "Fake H100", sm="9.0") for i in range(n)]),
+    )
+
+
+def test_a_gpu_canary_runs_once_per_gpu_in_parallel(tmp_path):
+    """Hand-built facts with two GPUs: the canary runs for cuda:0 and cuda:1, side by side."""
+    issue = next(i for i in ISSUES if i.id == "fault-per-gpu")
+    assert issue.canary is not None
+    canary = replace(issue.canary, env={"FAULT_RECORD_DIR": str(tmp_path), "FAULT_RECORD_SLEEP": "2"})
+    issue = replace(issue, canary=canary)
+    result = run_checks(two_gpu_facts(), [issue], CheckOptions(python=sys.executable, jobs=2))
+    assert [(f.device, f.status) for f in result.findings] == [("cuda:0", Status.OK), ("cuda:1", Status.OK)]
+    runs = {p.stem: json.loads(p.read_text()) for p in tmp_path.glob("*.json")}
+    assert set(runs) == {"cuda_0", "cuda_1"}
+    a, b = runs["cuda_0"], runs["cuda_1"]
+    assert a["pid"] != b["pid"]
+    assert a["start"] < b["end"] and b["start"] < a["end"], "the two GPUs' canaries did not overlap"
+
+
+def test_shard_splits_gpus_and_keeps_node_devices_on_local_rank_0():
+    facts = two_gpu_facts(8)
+    fleet_shard.shard_facts(facts, (3, 8))
+    assert [g.device for g in facts.gpus] == ["cuda:3"]
+    facts = two_gpu_facts(8)
+    fleet_shard.shard_facts(facts, (1, 2))
+    assert [g.device for g in facts.gpus] == ["cuda:1", "cuda:3", "cuda:5", "cuda:7"]
+    facts = two_gpu_facts(8)
+    fleet_shard.shard_facts(facts, (0, 1))
+    assert len(facts.gpus) == 8
+    assert fleet_shard.in_shard("cpu", (0, 2)) and not fleet_shard.in_shard("cpu", (1, 2))
+    assert fleet_shard.in_shard("cuda:5", (1, 2)) and not fleet_shard.in_shard("cuda:5", (0, 2))
+    assert fleet_shard.in_shard("cuda", (0, 2)) and not fleet_shard.in_shard("xla", (1, 2))
+
+
+def test_shard_issues_keeps_only_the_gpu_side_off_local_rank_0():
+    cpu = next(i for i in ISSUES if i.id == "fault-clean")
+    gpu = next(i for i in ISSUES if i.id == "fault-per-gpu")
+    both = replace(gpu, id="fault-both", devices=(DeviceKind.CUDA, DeviceKind.TOOLCHAIN))
+    assert fleet_shard.shard_issues([cpu, gpu, both], (0, 4)) == [cpu, gpu, both]
+    out = fleet_shard.shard_issues([cpu, gpu, both], (2, 4))
+    assert [i.id for i in out] == ["fault-per-gpu", "fault-both"]
+    assert all(i.devices == (DeviceKind.CUDA,) for i in out)
+    f = Finding("x", "t", "toolchain", Status.OK, "static", "r")  # type: ignore[arg-type]
+    assert fleet_shard.shard_findings([f], (1, 2)) == []
+
+
+def test_a_local_rank_without_gpus_runs_nothing(tmp_path):
+    facts = two_gpu_facts(1)
+    fleet_shard.shard_facts(facts, (1, 2))
+    issues = fleet_shard.shard_issues(ISSUES, (1, 2))
+    result = run_checks(facts, issues, CheckOptions(python=sys.executable, jobs=2))
+    assert result.canaries_run == 0
+    assert fleet_shard.shard_findings(result.findings, (1, 2)) == []
+
+
+TORCHRUN = {"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": "1",
+            "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "TORCHELASTIC_RUN_ID": "job7",
+            "TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RESTART_COUNT": "2"}
+
+
+def test_rank_env_from_torchrun():
+    ctx = RankEnv.from_environ(dict(TORCHRUN))
+    assert (ctx.rank, ctx.world_size, ctx.local_rank, ctx.local_world_size, ctx.group_rank) == (3, 8, 1, 2, 1)
+    assert ctx.agent_store and ctx.namespace == "inductor-doctor/fleet/job7/2"
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"RANK": None}, "RANK not set"),
+        ({"MASTER_PORT": "x"}, "not an integer"),
+        ({"RANK": "8"}, "inconsistent"),
+        ({"LOCAL_RANK": "2"}, "inconsistent"),
+        ({"MASTER_PORT": "70000"}, "inconsistent"),
+    ],
+)
+def test_rank_env_errors_are_usage_errors(change, message):
+    env = {k: v for k, v in {**TORCHRUN, **change}.items() if v is not None}
+    with pytest.raises(UsageError, match=message):
+        RankEnv.from_environ(env)
