@@ -27,12 +27,33 @@ COMPILERS = ("c++", "g++", "clang++", "cc", "gcc", "clang", "nvcc", "ptxas", "nv
 SYS_PATH_TIMEOUT_S = 20
 
 
-def cache_dir() -> Path:
+def home_dir() -> Optional[Path]:
+    """$HOME, else the password database's home (cron, systemd and `env -i` leave HOME unset)."""
+    home = os.environ.get("HOME")
+    if home:
+        return Path(home)
+    try:
+        import pwd
+
+        entry = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, OSError):
+        return None
+    return Path(entry) if entry and entry != "/nonexistent" else None
+
+
+def cache_dir() -> Optional[Path]:
+    """Where results are cached; None when there is nowhere sensible (no home): then nothing is.
+
+    Never a made-up path: as root, `/nonexistent/.cache` would simply be created.
+    """
     explicit = os.environ.get("INDUCTOR_DOCTOR_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or (Path(os.environ.get("HOME") or "/nonexistent") / ".cache")
-    return Path(base) / "inductor-doctor"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "inductor-doctor"
+    home = home_dir()
+    return home / ".cache" / "inductor-doctor" if home else None
 
 
 def _stat_key(path: str) -> Optional[List[Any]]:
@@ -124,27 +145,58 @@ def fingerprint(python: str, options: Dict[str, Any]) -> Optional[str]:
     return hashlib.sha256(blob).hexdigest()[:32]
 
 
-def _path(key: str) -> Path:
-    return cache_dir() / "results" / f"{key}.json"
+def _path(key: str) -> Optional[Path]:
+    root = cache_dir()
+    return root / "results" / f"{key}.json" if root is not None else None
 
 
 def load(key: str) -> Optional[Dict[str, Any]]:
     """A cached report, or None: a missing, unreadable, truncated or foreign file is a miss."""
+    path = _path(key)
+    if path is None:
+        return None
     try:
-        data = json.loads(_path(key).read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("report"), dict):
         return None
     return data["report"]
 
 
+def private_dir(path: Path) -> None:
+    """Create `path` (and any missing parents) for this user only: 0700, whatever the umask.
+
+    `Path.mkdir(parents=True, mode=...)` applies the mode to the last directory only; a cache
+    directory that the doctor creates must not be readable by others at any level it creates. An
+    existing directory of ours that others can read is tightened.
+    """
+    missing = []
+    d = path
+    while not d.exists():
+        missing.append(d)
+        if d.parent == d:
+            break
+        d = d.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=0o700)
+        except FileExistsError:  # a concurrent run made it first
+            pass
+        os.chmod(d, 0o700)
+    st = os.stat(path)
+    if st.st_uid == os.getuid() and st.st_mode & 0o077:
+        os.chmod(path, 0o700)
+
+
 def store(key: str, report: Dict[str, Any]) -> Optional[str]:
     """Save atomically with user-only permissions; returns why it could not, if it could not."""
     path = _path(key)
+    if path is None:
+        return "result cache not written (no home directory: set HOME or INDUCTOR_DOCTOR_CACHE_DIR)"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(path.parent)
         write_text_atomic(path, json.dumps({"key": key, "report": report}), private=True)
     except OSError as exc:
-        return f"result cache not written ({exc.strerror or exc})"
+        return f"result cache not written ({exc.strerror or exc}: {path.parent})"
     return None
