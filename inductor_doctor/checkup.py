@@ -68,6 +68,8 @@ def resolve_python(python: Optional[str]) -> str:
         if found:
             return found
         raise UsageError(f"--python {python}: no such file; give the path of a Python interpreter or venv")
+    if not os.access(path, os.X_OK):
+        raise UsageError(f"--python {python}: not executable; give the path of a Python interpreter or venv")
     return str(path)
 
 
