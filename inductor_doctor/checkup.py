@@ -227,9 +227,9 @@ def run_check(request: CheckRequest) -> Report:
                 )
             findings = result.findings
             meta["jobs"] = jobs
+            meta["canaries_run"] = result.canaries_run
         if request.shard is not None:
             findings = fleet_shard.shard_findings(findings, request.shard)
-            meta["canaries_run"] = result.canaries_run
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
