@@ -459,9 +459,13 @@ def _finish_rank0(
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
     if output is not None:
-        from inductor_doctor.files import write_text_atomic
+        from inductor_doctor.fleet import write_output
 
-        write_text_atomic(output, render_merge(document, "json", redact=do_redact))
+        try:
+            write_output(output, render_merge(document, "json", redact=do_redact))
+        except UsageError as exc:
+            sys.stderr.write(f"inductor-doctor: {exc}\n")
+            return int(ExitCode.USAGE)
     if interrupted:
         return interrupted
     return exit_code(document, fail_on, fail_on_warnings)
