@@ -1,6 +1,6 @@
 """Run the doctor on a sick patient and check what it left behind.
 
-Every process the doctor starts inherits its environment, so a unique `INDUCTOR_DOCTOR_TEST_TAG`
+Every process the doctor starts inherits its environment, so a unique `FAULT_TEST_TAG`
 marks the whole tree: after the doctor exits, any live process still carrying the tag is a process
 the doctor left behind (zombies excepted: reaping orphans is PID 1's job, not the doctor's).
 """
@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence
 import psutil
 
 REPO = Path(__file__).resolve().parent.parent.parent
-TAG = "INDUCTOR_DOCTOR_TEST_TAG"
+TAG = "FAULT_TEST_TAG"  # not INDUCTOR_DOCTOR_*: the result cache keys on those
 
 
 def new_tag() -> str:

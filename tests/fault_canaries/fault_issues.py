@@ -50,6 +50,7 @@ ISSUES: List[KnownIssue] = [
     _issue("abort", "abort.py", "Aborts (SIGABRT), which is not its signature"),
     _issue("abort-is-bug", "abort.py", "Aborts (SIGABRT), which is its signature", signals=(signal.SIGABRT,)),
     _issue("hang", "hang.py", "Hangs with a child and an escaped grandchild"),
+    _issue("hang-too", "hang.py", "Hangs as well, for a run with two canaries in flight"),
     _issue("noise", "noise.py", "Prints megabytes of noise before its signature"),
     _issue("no-result", "no_result.py", "Exits without reporting a result"),
     _issue("affected", "affected.py", "Reproduces its bug"),
