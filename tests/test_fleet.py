@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 from conftest import run_cli
+from fault_canaries.faults import covers
 
 from inductor_doctor.schemas import validate
 
@@ -181,6 +182,7 @@ def test_markdown_and_output_file(base_report, tmp_path):
     ids=["truncated", "empty", "list", "probe", "no-results", "no-device", "bad-status", "merged",
          "binary", "deep"],
 )
+@covers("report-malformed")
 def test_malformed_report_is_one_line_exit_2_naming_the_file(base_report, tmp_path, content, why):
     good = write(tmp_path, "good.json", member(base_report, "node-a", 1))
     bad = tmp_path / "bad.json"
@@ -202,6 +204,7 @@ def test_unreadable_and_missing_report_and_directory(tmp_path):
         assert proc.returncode == 2 and str(path) in proc.stderr and "Traceback" not in proc.stderr
 
 
+@covers("hostile-report")
 def test_merge_never_executes_report_text(base_report, tmp_path):
     """Workaround commands and reasons in a report are data: nothing in them is ever run."""
     pwned = tmp_path / "pwned"

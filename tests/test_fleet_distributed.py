@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import psutil
 import pytest
 from fault_canaries.doctor import describe, doctor_env, is_doctor, kill_tagged, new_tagged_env, tagged
+from fault_canaries.faults import covers
 from fault_canaries.plugin import plugin_env
 
 from inductor_doctor.schemas import validate
@@ -168,6 +169,7 @@ def _sick_second_node(tmp_path: Path, fault: str, gather_s: int, **extra: str) -
     return merged(results[0]), [r.returncode for r in results] + [took], tag
 
 
+@covers("rank-hangs")
 def test_hung_rank_is_named_and_stopped(tmp_path):
     """Rank 1's canary hangs with a 600 s timeout; rank 0 stops waiting after 25 s and names it."""
     doc, (rc0, rc1, took), _ = _sick_second_node(tmp_path, "slow", 25)
@@ -202,6 +204,7 @@ def test_dead_rank_on_one_node_torchrun_tears_down_rank0_still_reports(tmp_path)
     assert "internal error" not in proc.stderr
 
 
+@covers("rank-dies")
 def test_dead_node_is_named(tmp_path):
     """Node 1's doctor is SIGKILLed: rank 0 names it after the deadline and prints the others.
 
@@ -254,6 +257,7 @@ def read_one_json(proc: subprocess.Popen, timeout: float) -> str:
     return "".join(lines)
 
 
+@covers("rank-never-joins")
 def test_rank_that_never_joins_and_fail_on(tmp_path):
     env, tag = new_tagged_env()
     env.update(doctor_env({"FAULT": "leave", "FAULT_RANK": "1", "INDUCTOR_DOCTOR_GATHER_TIMEOUT": "10"}, tag))

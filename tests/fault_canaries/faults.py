@@ -145,8 +145,9 @@ _add(
     Fault("rank-never-joins", "fleet", "under torchrun, rank 1 exits before starting the doctor",
           "named (node, local rank) as never joined", "1 with --fail-on inconclusive",
           "never joined within"),
-    Fault("report-malformed", "fleet", "merge of a truncated, binary, empty or foreign JSON file",
-          "usage error, one line naming the file", "2", "not a `check --format json` report"),
+    Fault("report-malformed", "fleet",
+          "merge of a truncated, binary, empty, deeply nested or foreign JSON file",
+          "usage error, one line naming the file and what is wrong with it", "2", ""),
 )
 
 HEADER = "| fault | how the test creates it | outcome | exit | reason shown |\n|---|---|---|---|---|"
