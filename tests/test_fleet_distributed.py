@@ -277,3 +277,36 @@ def test_distributed_outside_torchrun_is_a_usage_error():
     proc = run_cli(["check", "--distributed", "--static"], env={"RANK": "", "WORLD_SIZE": ""})
     assert proc.returncode == 2
     assert "runs under torchrun" in proc.stderr and "Traceback" not in proc.stderr
+
+
+IMPORT_AUDIT = """
+import os, sys
+
+def _hook(event, args):
+    if event == "import" and args[0] in ("torch", "triton", "torch_xla"):
+        with open(os.environ["FAULT_IMPORT_LOG"], "a") as fh:
+            fh.write("%d %s %s\\n" % (os.getpid(), args[0], " ".join(sys.argv)))
+
+sys.addaudithook(_hook)
+"""
+
+
+def test_the_doctor_process_of_every_rank_stays_torch_free(tmp_path):
+    """Only torchrun itself and the gather helper import torch; the doctor on each rank never does."""
+    audit = tmp_path / "audit"
+    audit.mkdir()
+    (audit / "sitecustomize.py").write_text(IMPORT_AUDIT)
+    log = tmp_path / "imports.log"
+    env, tag = new_tagged_env({"PYTHONPATH": str(audit), "FAULT_IMPORT_LOG": str(log)})
+    [proc] = run_nodes([torchrun(2, [*STATIC, "--format", "json"])], env)
+    assert_clean(tag)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(merged(proc)["sources"]) == 2
+    lines = log.read_text().splitlines()
+    importers = {" ".join(line.split()[2:]) for line in lines}
+    assert any("fleet_gather.py" in i for i in importers)  # the helper did the gather
+    # The doctor is `python -m inductor_doctor check ...`: argv[0] is its __main__.py (or "-m" before
+    # runpy has found it, with "check" next); torchrun's argv starts with its own options.
+    doctors = [i for i in importers if "fleet_gather.py" not in i
+               and ("inductor_doctor" in i.split()[0] or i.split()[:2] == ["-m", "check"])]
+    assert doctors == [], doctors
