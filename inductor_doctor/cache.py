@@ -23,6 +23,14 @@ from inductor_doctor.files import write_text_atomic
 
 ENV_PREFIXES = ("TORCH", "TRITON", "CUDA", "NVIDIA", "XLA", "PJRT", "INDUCTOR_DOCTOR_", "LD_")
 ENV_NAMES = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "PATH", "CPATH", "CONDA_PREFIX", "VIRTUAL_ENV")
+#: Variables that change nothing the checks see: where and how the report goes, the exit policy,
+#: suppressions (applied after the cache), and torchrun's bookkeeping (a new run id per job would
+#: otherwise make every `check --distributed` a cache miss).
+ENV_IGNORED = ("INDUCTOR_DOCTOR_CACHE_DIR", "INDUCTOR_DOCTOR_FORMAT", "INDUCTOR_DOCTOR_OUTPUT",
+               "INDUCTOR_DOCTOR_GATHER_TIMEOUT", "INDUCTOR_DOCTOR_REDACT", "INDUCTOR_DOCTOR_QUIET",
+               "INDUCTOR_DOCTOR_FAIL_ON", "INDUCTOR_DOCTOR_FAIL_ON_WARNINGS", "INDUCTOR_DOCTOR_SUPPRESS",
+               "INDUCTOR_DOCTOR_CONFIG")
+ENV_IGNORED_PREFIXES = ("TORCHELASTIC_",)
 COMPILERS = ("c++", "g++", "clang++", "cc", "gcc", "clang", "nvcc", "ptxas", "nvidia-smi")
 SYS_PATH_TIMEOUT_S = 20
 
@@ -120,7 +128,7 @@ def fingerprint(python: str, options: Dict[str, Any]) -> Optional[str]:
         k: v
         for k, v in os.environ.items()
         if k in ENV_NAMES or k.startswith(ENV_PREFIXES)
-        if k not in ("INDUCTOR_DOCTOR_CACHE_DIR", "INDUCTOR_DOCTOR_FORMAT", "INDUCTOR_DOCTOR_OUTPUT")
+        if k not in ENV_IGNORED and not k.startswith(ENV_IGNORED_PREFIXES)
     }
     tools = {}
     for name in COMPILERS + tuple(filter(None, (os.environ.get("CXX"), os.environ.get("CC")))):
