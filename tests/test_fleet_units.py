@@ -99,3 +99,16 @@ def test_rank_env_errors_are_usage_errors(change, message):
     env = {k: v for k, v in {**TORCHRUN, **change}.items() if v is not None}
     with pytest.raises(UsageError, match=message):
         RankEnv.from_environ(env)
+
+
+def test_torchrun_bookkeeping_does_not_change_the_cache_key(monkeypatch):
+    from inductor_doctor import cache
+
+    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
+    before = cache.fingerprint(sys.executable, {"issues": ["x"]})
+    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "job-7f3a")
+    monkeypatch.setenv("TORCHELASTIC_RESTART_COUNT", "1")
+    monkeypatch.setenv("INDUCTOR_DOCTOR_GATHER_TIMEOUT", "30")
+    assert cache.fingerprint(sys.executable, {"issues": ["x"]}) == before
+    monkeypatch.setenv("TORCHINDUCTOR_MAX_AUTOTUNE", "1")
+    assert cache.fingerprint(sys.executable, {"issues": ["x"]}) != before
