@@ -342,7 +342,10 @@ def run_rank(
             terminated = isinstance(exc, (_Terminated, Terminated))
             interrupted = int(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
         if ctx.rank != 0:
-            return _finish_other(helper, report_json, gave_up, interrupted)
+            try:
+                return _finish_other(helper, report_json, gave_up, interrupted)
+            except KeyboardInterrupt:  # rank 0 gave up on us just as we finished, or a real signal
+                return int(ExitCode.OK if gave_up.is_set() else ExitCode.TERMINATED)
         try:
             return _finish_rank0(helper, ctx, report_json, start, timeout_s, interrupted, fmt, output,
                                  fail_on, fail_on_warnings, redact)
