@@ -261,6 +261,8 @@ def compact_columns(columns: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _group_label(columns: Sequence[Mapping[str, Any]]) -> str:
+    if columns[0]["device"] == "all":  # a missing rank: "rank 3 (node-b, local rank 1)"
+        return str(columns[0]["name"]).split(" (")[0] + " (missing)"
     if len(columns) == 1:
         return str(columns[0]["name"])
     hosts: List[str] = []

@@ -26,10 +26,15 @@ def _others(columns: Sequence[str], limit: int = 4) -> str:
 def difference_lines(doc: Mapping[str, Any]) -> List[str]:
     """One line per issue whose status differs between columns: the minority named, the majority counted."""
     lines: List[str] = []
+    missing = {m["name"] for m in doc.get("missing", [])}  # said once, in their own lines
     for row in doc.get("issues", []):
-        if row["uniform"]:
+        statuses: Dict[str, List[str]] = {}
+        for status, cols in row["statuses"].items():
+            kept = [c for c in cols if c not in missing]
+            if kept:
+                statuses[status] = kept
+        if len(statuses) < 2:
             continue
-        statuses: Dict[str, List[str]] = row["statuses"]
         majority = max(statuses, key=lambda s: len(statuses[s]))
         parts = [f"{s} on {', '.join(cols)}" for s, cols in statuses.items() if s != majority]
         n = len(statuses[majority])
@@ -65,7 +70,7 @@ def _detail_groups(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """Worrying results, one entry per (issue, status, reason) with every column that shares it."""
     out: Dict[Any, Dict[str, Any]] = {}
     for r in doc.get("results", []):
-        if r["status"] not in WORRYING:
+        if r["status"] not in WORRYING or r["device"] == "all":  # a missing rank: its own line
             continue
         key = (r["id"], r["status"], r["reason"])
         entry = out.setdefault(key, {"result": r, "columns": []})
