@@ -182,9 +182,11 @@ def run_check(request: CheckRequest) -> Report:
     if cached is not None:
         findings = [Finding.from_dict(d) for d in cached["results"]]
         findings, notes = apply_suppressions(findings, suppressions)
-        meta.update(cached.get("meta", {}), cached=True, suppression_notes=notes)
+        # The verdicts are the cached run's; who is asking (host, torchrun rank) is this run's.
+        meta = {**cached.get("meta", {}), **meta, "cached": True, "suppression_notes": notes}
         meta["duration_s"] = round(time.monotonic() - start, 3)
-        return Report("check", cached["environment"], findings, __version__, KB_VERSION, meta)
+        environment = {**cached["environment"], "host": host_info()}
+        return Report("check", environment, findings, __version__, KB_VERSION, meta)
 
     previous = _install_sigterm()
     try:
