@@ -112,3 +112,17 @@ def test_torchrun_bookkeeping_does_not_change_the_cache_key(monkeypatch):
     assert cache.fingerprint(sys.executable, {"issues": ["x"]}) == before
     monkeypatch.setenv("TORCHINDUCTOR_MAX_AUTOTUNE", "1")
     assert cache.fingerprint(sys.executable, {"issues": ["x"]}) != before
+
+
+def test_a_cached_report_names_this_run_not_the_one_cached(tmp_path):
+    """Two ranks with the same fingerprint (two simulated nodes on one host) share a cache entry:
+    each must still report its own rank and host."""
+    from conftest import run_json
+
+    env = {"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path), "RANK": "1", "LOCAL_RANK": "0", "WORLD_SIZE": "2"}
+    args = ["check", "--static", "--only", "block-mask-cpu"]
+    first = run_json(args, env=env)
+    assert first["environment"]["host"]["rank"] == 1 and first["meta"]["cached"] is False
+    again = run_json(args, env={**env, "RANK": "0"})
+    assert again["meta"]["cached"] is True
+    assert again["environment"]["host"]["rank"] == 0
