@@ -48,7 +48,8 @@ def main() -> None:
         repeat, _ = doctor(["check", "--format", "json", *extra], cache)
     print(f"canaries run:                 {len(canaries)} ({', '.join(sorted({r['id'] for r in canaries}))})")
     print(f"check, cold caches:           {wall:7.2f} s")
-    print(f"slowest canary in that check: {slowest['duration_s']:7.2f} s ({slowest['id']} on {slowest['device']})")
+    where = f"{slowest['id']} on {slowest['device']}"
+    print(f"slowest canary in that check: {slowest['duration_s']:7.2f} s ({where})")
     print(f"check --only that one alone:  {alone:7.2f} s")
     print(f"ratio check / slowest alone:  {wall / alone:7.2f}   (goal <= 1.25)")
     print(f"repeated check (cached):      {repeat:7.2f} s   (goal <= 0.5 s)")

@@ -26,7 +26,8 @@ def run_cli(
 ) -> subprocess.CompletedProcess:
     """`python -m inductor_doctor ARGS` as a user runs it, with a private result cache."""
     full_env = dict(os.environ)
-    full_env.setdefault("INDUCTOR_DOCTOR_CACHE_DIR", str(Path(os.environ.get("PYTEST_TMP_CACHE", "/tmp")) / "indoc-test-cache"))
+    cache_root = Path(os.environ.get("PYTEST_TMP_CACHE", "/tmp"))
+    full_env.setdefault("INDUCTOR_DOCTOR_CACHE_DIR", str(cache_root / "indoc-test-cache"))
     full_env.pop("NO_COLOR", None)
     if env:
         full_env.update(env)

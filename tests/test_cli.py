@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli, run_json
+
 from inductor_doctor.schemas import validate
 
 SEED_IDS = {"block-mask-cpu", "triton-constexpr-dynamic", "view-dtype-align", "const-data-ptr-abi",

@@ -14,6 +14,7 @@ interpreter running pytest to have a CUDA torch and triton (the canaries run wit
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -139,7 +140,12 @@ def test_view_align_canary_flags_the_pre_fix_logic_on_cuda(tmp_path):
     run, (status, reason, evidence) = run_canary("view-dtype-align", "cuda:0", env)
     assert status is Status.AFFECTED, (reason, evidence, run.stderr[-3000:])
     assert "bytes aligned" in reason
-    assert "with TORCHINDUCTOR_ALIGNMENT_ASSERTS=0: clean" in reason
+    # The re-run with the asserts off is reported either way. Upstream it ran clean on the affected
+    # nightlies; on torch 2.11 + Triton 3.6 with only is_unaligned() reverted, the same wrong
+    # alignment also reaches Triton's pointer hints and the kernel faults ("CUDA error: misaligned
+    # address"), which the canary must name rather than CUDA's TORCH_USE_CUDA_DSA boilerplate.
+    workaround = r"with TORCHINDUCTOR_ALIGNMENT_ASSERTS=0: (clean|still fails: (?!Compile with)\S)"
+    assert re.search(workaround, reason), reason
 
 
 def test_view_align_canary_is_clean_unpatched():
