@@ -84,7 +84,7 @@ ISSUE = KnownIssue(
     fixed={"torch": "2.6.0"},
     signatures=(
         Signature(r"NameError: name '[su]\d+' is not defined",
-                  note="the symbol's number varies: s0 upstream, s2 in fla#160"),
+                  note="the symbol's number varies: s0 upstream, s2 in fla#160, s77 on torch 2.11"),
         Signature(r"'constants': \{[^}]*: [su]\d+[,}]", strength="partial",
                   note="a sympy symbol among triton_meta's constants in the generated module"),
     ),
