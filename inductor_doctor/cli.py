@@ -52,13 +52,9 @@ def _split_ids(values: Optional[List[str]]) -> List[str]:
 
 
 def _emit(text: str, output: Optional[Path]) -> None:
-    if output is not None:
-        from inductor_doctor.files import write_text_atomic
+    from inductor_doctor.files import emit
 
-        write_text_atomic(output, text)
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
+    emit(text, output)
 
 
 def _version_callback(value: bool) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 
 def write_text_atomic(path: Union[str, Path], text: str, private: bool = False) -> None:
@@ -35,3 +36,22 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def write_output(path: Path, text: str) -> None:
+    """--output FILE, atomically; a disk that refuses it is the user's to fix (exit 2), not a doctor bug."""
+    from inductor_doctor.model import UsageError
+
+    try:
+        write_text_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def emit(text: str, output: Optional[Path]) -> None:
+    """A rendered report to --output, else to stdout (one trailing newline)."""
+    if output is not None:
+        write_output(output, text)
+        return
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()

@@ -9,7 +9,6 @@ reports over torch.distributed's store in a helper subprocess, so this process s
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -106,21 +105,9 @@ def run_distributed(
 
 
 def _emit(text: str, output: Optional[Path]) -> None:
-    if output is not None:
-        write_output(output, text)
-        return
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
+    from inductor_doctor.files import emit
 
-
-def write_output(path: Path, text: str) -> None:
-    """--output FILE, atomically; a disk that refuses it is the user's to fix (exit 2), not a doctor bug."""
-    from inductor_doctor.files import write_text_atomic
-
-    try:
-        write_text_atomic(path, text)
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    emit(text, output)
 
 
 __all__ = ["merge_command", "run_distributed", "load_report", "build_document", "exit_code", "ExitCode"]

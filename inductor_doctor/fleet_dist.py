@@ -462,7 +462,7 @@ def _finish_rank0(
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
     if output is not None:
-        from inductor_doctor.fleet import write_output
+        from inductor_doctor.files import write_output
 
         try:
             write_output(output, render_merge(document, "json", redact=do_redact))

@@ -265,10 +265,15 @@ def read_requirements_file(
             result.requirements.append(req)
 
 
+#: pip's own files are kilobytes; anything this big is a wrong path (or `-r /dev/zero`).
+MAX_FILE_BYTES = 16 * 2**20
+
+
 def _read_text(path: Path, included_from: Optional[str]) -> str:
     prefix = f"{included_from}: " if included_from else ""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read(MAX_FILE_BYTES + 1)
     except IsADirectoryError:
         raise UsageError(f"{prefix}{path}: is a directory — pass a requirements file") from None
     except OSError as exc:
@@ -276,6 +281,11 @@ def _read_text(path: Path, included_from: Optional[str]) -> str:
         raise UsageError(f"{prefix}{path}: cannot read ({reason}) — check the path") from None
     if b"\x00" in data[:8192]:
         raise UsageError(f"{prefix}{path}: is a binary file, not a requirements file — check the path")
+    if len(data) > MAX_FILE_BYTES:
+        raise UsageError(
+            f"{prefix}{path}: larger than {MAX_FILE_BYTES // 2**20} MiB, "
+            "not a requirements file — check the path"
+        )
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

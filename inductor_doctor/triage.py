@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -38,6 +39,10 @@ SCHEMA = "inductor-doctor/triage/v1"
 #: Logs larger than this are read as their first and last halves: a traceback is near the end,
 #: the environment dump near the start, and memory stays bounded.
 MAX_BYTES = 512 * 1024 * 1024
+#: A pipe that is still sending after this much is not a log (`yes`, /dev/urandom, a runaway job).
+MAX_STREAM_BYTES = 4 * MAX_BYTES
+#: Judged for binary data before the rest is read.
+SNIFF_BYTES = 65536
 CHECK_TIMEOUT_S = 3600.0
 FIND_SPEC_TIMEOUT_S = 30.0
 
@@ -123,13 +128,13 @@ def read_log(source: str) -> LogInput:
         if source == "-":
             if sys.stdin.isatty():
                 sys.stderr.write("inductor-doctor: paste the log, then Ctrl-D (Ctrl-Z Enter on Windows)\n")
-            data, truncated = _read_stream(sys.stdin.buffer)
+            data, truncated = _read_stream(sys.stdin.buffer, shown)
         else:
             path = Path(source).expanduser()
             if path.is_dir():
                 raise UsageError(f"{source}: is a directory — pass a log file, or - for stdin")
             with path.open("rb") as fh:
-                data, truncated = _read_stream(fh)
+                data, truncated = _read_stream(fh, shown)
     except UsageError:
         raise
     except OSError as exc:
@@ -143,20 +148,47 @@ def read_log(source: str) -> LogInput:
     return LogInput(source, data, size, truncated, stripped, encoding)
 
 
-def _read_stream(stream: Any) -> Tuple[bytes, bool]:
+def _read_stream(stream: Any, shown: str) -> Tuple[bytes, bool]:
+    """At most MAX_BYTES: a larger log keeps its first and last halves, in bounded time and memory.
+
+    The first block is judged before anything else is read, so `/dev/zero` or a binary file is
+    refused at once; a regular file is read head and tail by seeking; a pipe that never ends is
+    given up after MAX_STREAM_BYTES, keeping its head and the last half-MAX_BYTES seen.
+    """
     half = MAX_BYTES // 2
-    head = stream.read(MAX_BYTES)
+    first = stream.read(min(SNIFF_BYTES, MAX_BYTES))
+    _decode(first, shown)
+    if len(first) < SNIFF_BYTES:
+        return first, False
+    size = _regular_size(stream)
+    if size is not None and size > MAX_BYTES:
+        head = first + stream.read(half - len(first))
+        stream.seek(size - half)
+        return head + _SKIPPED + stream.read(half), True
+    head = first + stream.read(MAX_BYTES - len(first))
     if len(head) < MAX_BYTES:
         return head, False
-    tail = b""
-    while True:
-        chunk = stream.read(half)
+    tail, seen = b"", len(head)
+    while seen < MAX_STREAM_BYTES:
+        chunk = stream.read(min(half, MAX_STREAM_BYTES - seen))
         if not chunk:
             break
+        seen += len(chunk)
         tail = (tail + chunk)[-half:]
     if not tail:
         return head, False
-    return head[:half] + b"\n[... middle of the log not read ...]\n" + tail, True
+    return head[:half] + _SKIPPED + tail, True
+
+
+_SKIPPED = b"\n[... middle of the log not read ...]\n"
+
+
+def _regular_size(stream: Any) -> Optional[int]:
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, AttributeError, ValueError):
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) and stream.seekable() else None
 
 
 def _decode(data: bytes, shown: str) -> Tuple[bytes, str]:

@@ -241,7 +241,7 @@ NO_HOME = {"HOME": None, "XDG_CACHE_HOME": None, "INDUCTOR_DOCTOR_CACHE_DIR": No
 
 @pytest.fixture()
 def no_stray_nonexistent():
-    """Remove a /nonexistent that a run with HOME unset created (see the xfail below)."""
+    """Remove a /nonexistent that a run with HOME unset might create (the test below says it must not)."""
     existed = Path("/nonexistent").exists()
     yield
     if not existed:
@@ -267,8 +267,7 @@ def test_home_unset(tmp_path, no_stray_nonexistent):
     assert cache.cache_dir() is not None
 
 
-@pytest.mark.xfail(strict=True, reason="probe/_diskcache.root() still falls back to /nonexistent/.cache "
-                   "when HOME is unset (root creates it); it should use cache.cache_dir()")
+@covers("home-unset")
 def test_home_unset_creates_nothing_at_nonexistent(tmp_path, no_stray_nonexistent):
     if Path("/nonexistent").exists():
         pytest.skip("/nonexistent exists already")
@@ -331,13 +330,14 @@ def test_merge_output_unwritable(tmp_path, mounts):
     assert FAULTS["output-unwritable"].reason in line and "fleet.txt" in line
 
 
-@pytest.mark.xfail(strict=True, reason="cli._emit lets an OSError from --output become exit 3 "
-                   "('internal error'); a full or read-only disk is not a doctor bug")
+@covers("output-unwritable")
 def test_check_output_unwritable_is_not_a_doctor_failure(tmp_path, mounts):
     ro = mounts(tmp_path / "ro", read_only=True)
     proc = run_doctor(["check", "--static", "--only", "block-mask-cpu", "--output", str(ro / "r.json")],
                       env={"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path)})
     assert proc.returncode == 2
+    [line] = proc.stderr.strip().splitlines()
+    assert FAULTS["output-unwritable"].reason in line and "r.json" in line
 
 
 # --- signals ---------------------------------------------------------------------------------------

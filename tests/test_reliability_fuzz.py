@@ -131,8 +131,7 @@ def test_fuzz_config(tmp_path, text, name):
     _assert_contract(rc, err)
 
 
-@pytest.mark.xfail(strict=True, reason="triage._read_stream reads an endless input (explain --log /dev/zero) "
-                   "for ever: it should stop after MAX_BYTES plus a bounded tail")
+@covers("endless-input")
 def test_endless_log_is_refused_in_bounded_time():
     import subprocess
 
@@ -144,8 +143,7 @@ def test_endless_log_is_refused_in_bounded_time():
     assert proc.returncode == 2
 
 
-@pytest.mark.xfail(strict=True, reason="plan_requirements._read_text reads a whole include (-r /dev/zero) "
-                   "into memory: it should cap the size of a requirements file")
+@covers("endless-input")
 def test_endless_requirements_include_is_refused(tmp_path):
     import resource
     import subprocess

@@ -344,3 +344,45 @@ def test_cli_check_runs_the_offered_check():
     assert {r["id"] for r in check["results"]} == {"triton-constexpr-dynamic"}
     text = run_cli(["explain", "--log", "-", "--check"], input=log, timeout=900).stdout
     assert "checked here with" in text and "triton-constexpr-dynamic on" in text
+
+
+@pytest.mark.parametrize("as_pipe", [False, True], ids=["file", "pipe"])
+def test_oversized_log_keeps_head_and_tail(tmp_path, monkeypatch, as_pipe):
+    """A log over the cap keeps its start (environment) and its end (the traceback); a file by seeking."""
+    import io
+
+    from inductor_doctor import triage
+
+    monkeypatch.setattr(triage, "MAX_BYTES", 1 << 20)
+    monkeypatch.setattr(triage, "MAX_STREAM_BYTES", 4 << 20)
+    filler = b"[inductor] compiling kernel 0123456789 abcdefghij\n" * 60_000  # ~3 MB
+    blob = b"PyTorch version: 2.5.1\n" + filler + b"NameError: name 's0' is not defined\n"
+    if as_pipe:
+        data, truncated = triage._read_stream(io.BufferedReader(io.BytesIO(blob)), "stdin")
+    else:
+        path = tmp_path / "big.log"
+        path.write_bytes(blob)
+        with path.open("rb") as fh:
+            data, truncated = triage._read_stream(fh, str(path))
+    assert truncated and len(data) <= (1 << 20) + 64
+    assert data.startswith(b"PyTorch version: 2.5.1") and data.rstrip().endswith(b"is not defined")
+    assert b"middle of the log not read" in data
+
+
+def test_endless_pipe_is_given_up_after_the_stream_cap(monkeypatch):
+    import io
+
+    from inductor_doctor import triage
+
+    class Endless(io.RawIOBase):
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, b) -> int:
+            b[:] = b"y\n" * (len(b) // 2) + b"y" * (len(b) % 2)
+            return len(b)
+
+    monkeypatch.setattr(triage, "MAX_BYTES", 1 << 20)
+    monkeypatch.setattr(triage, "MAX_STREAM_BYTES", 8 << 20)
+    data, truncated = triage._read_stream(io.BufferedReader(Endless()), "stdin")
+    assert truncated and len(data) <= (1 << 20) + 64

@@ -33,13 +33,16 @@ def enabled() -> bool:
     return _enabled and not os.environ.get("INDUCTOR_DOCTOR_NO_CACHE")
 
 
-def root() -> Path:
-    """`$INDUCTOR_DOCTOR_CACHE_DIR/probe`, else `~/.cache/inductor-doctor/probe` (XDG honoured)."""
-    explicit = os.environ.get("INDUCTOR_DOCTOR_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "probe"
-    base = os.environ.get("XDG_CACHE_HOME") or (Path(os.environ.get("HOME") or "/nonexistent") / ".cache")
-    return Path(base) / "inductor-doctor" / "probe"
+def root() -> Optional[Path]:
+    """The result cache's `probe/` folder; None where the result cache has no home either.
+
+    The same answer as the result cache, so that an unset HOME never makes up a path (as root,
+    `/nonexistent/.cache` would simply be created).
+    """
+    from inductor_doctor.cache import cache_dir
+
+    base = cache_dir()
+    return base / "probe" if base is not None else None
 
 
 def file_key(path: Optional[str]) -> Optional[list]:
@@ -63,16 +66,20 @@ def compiler_env() -> Sequence[Sequence[str]]:
     return [(k, os.environ[k]) for k in COMPILER_ENV if k in os.environ]
 
 
-def _path(kind: str, key: Any) -> Path:
+def _path(kind: str, key: Any) -> Optional[Path]:
+    base = root()
+    if base is None:
+        return None
     blob = json.dumps([VERSION, kind, key], sort_keys=True, default=str).encode()
-    return root() / f"{kind}-{hashlib.sha256(blob).hexdigest()[:32]}.json"
+    return base / f"{kind}-{hashlib.sha256(blob).hexdigest()[:32]}.json"
 
 
 def get(kind: str, key: Any) -> Optional[Dict[str, Any]]:
-    if not enabled() or key is None:
+    path = _path(kind, key) if enabled() and key is not None else None
+    if path is None:
         return None
     try:
-        with open(_path(kind, key), encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             value = json.load(f)
     except (OSError, ValueError):
         return None
@@ -81,11 +88,11 @@ def get(kind: str, key: Any) -> Optional[Dict[str, Any]]:
 
 def put(kind: str, key: Any, value: Dict[str, Any]) -> None:
     """Store `value`; a read-only or full disk just means no cache."""
-    if not enabled() or key is None:
+    path = _path(kind, key) if enabled() and key is not None else None
+    if path is None:
         return
     from inductor_doctor.files import write_text_atomic
 
-    path = _path(kind, key)
     try:
         with _lock:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -102,7 +102,7 @@ _add(
     Fault("tmp-full", "files", "TMPDIR on a 64 KiB tmpfs that a noisy canary fills",
           "inconclusive, saying the temporary directory filled up", "0",
           "filled up (no space left on device)"),
-    Fault("output-unwritable", "files", "merge --output into a read-only directory",
+    Fault("output-unwritable", "files", "check --output and merge --output into a read-only directory",
           "one-line error naming the file", "2", "cannot write"),
     # --- signals and concurrency --------------------------------------------------------------------
     Fault("sigint-mid-run", "signals",
@@ -134,6 +134,9 @@ _add(
     Fault("config-malformed", "suppressions",
           "inductor-doctor.toml that is not TOML, lacks a reason, or has a bad date or an unknown id",
           "usage error, one line naming the file", "2", ""),
+    Fault("endless-input", "fuzz",
+          "explain --log /dev/zero; plan -r of a file that includes -r /dev/zero (memory capped at 2 GiB)",
+          "usage error, one line, at once: what is read is capped", "2", ""),
     Fault("fuzzed-input", "fuzz", "random bytes as explain --log, plan -r and the config file (hypothesis)",
           "never a traceback", "0, 1 or 2 only", ""),
     # --- fleet ----------------------------------------------------------------------------------------
