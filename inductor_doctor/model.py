@@ -99,18 +99,50 @@ class Signature:
 
     `exact` signatures are the issue's own error text; `partial` ones are symptoms it shares with
     others and so only count together with an exact one or as weak evidence in triage.
+
+    Some errors have the same wording as another bug's. `unless` names what gives the other bug
+    away in the lines just before the error (a match with it there does not count at all), and
+    `log_context` lists words a user's log must contain somewhere for an exact match to stay
+    exact (canary output needs none: there, the canary itself is the context).
     """
 
     pattern: str
     strength: str = "exact"  # exact | partial
     note: str = ""
     flags: int = re.IGNORECASE
+    unless: str = ""
+    log_context: Tuple[str, ...] = ()
 
     def compiled(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)
 
     def search(self, text: str) -> Optional[re.Match[str]]:
-        return self.compiled().search(text)
+        for m in self.compiled().finditer(text):
+            if not self.excluded(text[lines_before(text, m.start()) : m.start()]):
+                return m
+        return None
+
+    def excluded(self, before: str) -> bool:
+        """Whether the text just before a match shows it to be another bug's error."""
+        return bool(self.unless) and _compile(self.unless, self.flags).search(before) is not None
+
+
+#: How far back `Signature.unless` looks: the error's own traceback lines, not the whole log.
+UNLESS_LINES = 3
+UNLESS_CHARS = 2048
+
+
+def lines_before(text: Any, start: int, lines: int = UNLESS_LINES, cap: int = UNLESS_CHARS) -> int:
+    """Where the `lines` lines before `start` begin (at most `cap` characters back); str or bytes."""
+    newline = "\n" if isinstance(text, str) else b"\n"
+    floor = max(0, start - cap)
+    pos = start
+    for _ in range(lines + 1):
+        nl = text.rfind(newline, floor, pos)
+        if nl < 0:
+            return floor
+        pos = nl
+    return pos + 1
 
 
 _PATTERNS: dict[tuple[str, int], re.Pattern[str]] = {}

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.model import ExitCode, KnownIssue, Severity, UsageError
+from inductor_doctor.model import ExitCode, KnownIssue, Severity, Signature, UsageError
 from inductor_doctor.triage_scan import (
     SignatureHit,
     compile_probes,
@@ -239,18 +239,16 @@ def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
     issue_by_id = {i.id: i for i in issues}
 
     matches: List[IssueMatch] = []
+    strength = {id(h): _strength_in_log(h.signature, low) for h in hits}
     for issue_id, issue_hits in by_issue.items():
         issue = issue_by_id[issue_id]
-        strengths = {h.signature.strength for h in issue_hits}
+        strengths = {strength[id(h)] for h in issue_hits}
         confidence = EXACT if "exact" in strengths else PARTIAL
         evidence = []
-        for h in sorted(issue_hits, key=lambda h: (h.signature.strength != "exact", h.spans[0][0])):
+        for h in sorted(issue_hits, key=lambda h: (strength[id(h)] != "exact", h.spans[0][0])):
             for a, b in h.spans:
-                evidence.append(
-                    Evidence(
-                        numbers[a], evidence_lines(data, a, b), h.signature.pattern, h.signature.strength
-                    )
-                )
+                lines = evidence_lines(data, a, b)
+                evidence.append(Evidence(numbers[a], lines, h.signature.pattern, strength[id(h)]))
         evidence.sort(key=lambda e: (e.strength != "exact", e.line))
         match = IssueMatch(
             issue,
@@ -267,6 +265,13 @@ def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
         matches = _version_hints(issues, versions)
     matches.sort(key=lambda m: (-m.score, m.issue.severity is not Severity.ERROR, m.issue.id))
     return TriageResult(log, matches, versions, time.perf_counter() - start)
+
+
+def _strength_in_log(sig: Signature, low: bytes) -> str:
+    """An exact signature without any of its `log_context` words in the log is only partial."""
+    if sig.strength != "exact" or not sig.log_context:
+        return sig.strength
+    return "exact" if any(w.lower().encode() in low for w in sig.log_context) else "partial"
 
 
 def _dedupe(evidence: List[Evidence]) -> List[Evidence]:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from inductor_doctor.model import KnownIssue, Signature
+from inductor_doctor.model import KnownIssue, Signature, lines_before
 
 try:  # the regex parser moved in 3.11; both spellings are the stdlib's own
     import re._parser as _sre_parse  # type: ignore[import-not-found]
@@ -206,6 +206,18 @@ def scan(data: bytes, low: bytes, probes: Sequence[_Probe]) -> List[SignatureHit
 
 
 def _finditer(probe: _Probe, data: bytes, lo: int, hi: int) -> Iterable[Tuple[int, int]]:
+    """Match spans as byte offsets, less those that `Signature.unless` gives to another bug."""
+    for a, b in _raw_finditer(probe, data, lo, hi):
+        if not (probe.signature.unless and _excluded(probe.signature, data, a)):
+            yield a, b
+
+
+def _excluded(sig: Signature, data: bytes, a: int) -> bool:
+    before = data[lines_before(data, a) : a].decode("utf-8", errors="replace")
+    return sig.excluded(before)
+
+
+def _raw_finditer(probe: _Probe, data: bytes, lo: int, hi: int) -> Iterable[Tuple[int, int]]:
     """Match spans as byte offsets, whether the pattern runs on bytes or on decoded text."""
     if not probe.text_mode:
         for m in probe.regex.finditer(data, lo, hi):
@@ -280,7 +292,9 @@ def _scan_lines(data: bytes, probe: _Probe) -> SignatureHit:
     hit = SignatureHit(probe.issue_id, probe.signature)
     offset = 0
     for line in data.split(b"\n"):
-        for a, b in _finditer(probe, line[:MAX_LINE], 0, min(len(line), MAX_LINE)):
+        for a, b in _raw_finditer(probe, line[:MAX_LINE], 0, min(len(line), MAX_LINE)):
+            if probe.signature.unless and _excluded(probe.signature, data, offset + a):
+                continue
             if b > a and not _record(hit, offset + a, offset + b):
                 return hit
             break

@@ -386,3 +386,32 @@ def test_endless_pipe_is_given_up_after_the_stream_cap(monkeypatch):
     monkeypatch.setattr(triage, "MAX_STREAM_BYTES", 8 << 20)
     data, truncated = triage._read_stream(io.BufferedReader(Endless()), "stdin")
     assert truncated and len(data) <= (1 << 20) + 64
+
+
+def test_unless_gives_a_same_shaped_error_to_another_bug():
+    """The NameError of a wrapper's assert_size_stride (pytorch#108014) is not a Triton constexpr one."""
+    sig = Signature(r"NameError: name '[su]\d+' is not defined", unless=r"assert_size_stride\(")
+    issues = [_issue("constexpr", sig)]
+    wrapper = ("  File \"/tmp/x.py\", line 68, in call\n"
+               "    assert_size_stride(arg1_1, (8, s1), (s1, 1))\n"
+               "                                ^^\n"
+               "NameError: name 's1' is not defined. Did you mean: 's2'?\n")
+    assert ids(run(wrapper, issues)) == []
+    # The same error with the assert far above it (another frame of the log) still counts.
+    far = wrapper.replace("NameError", "a\nb\nc\nd\nNameError")
+    assert ids(run(far, issues), EXACT) == ["constexpr"]
+    # The canary engine classifies with the same rule.
+    assert sig.search(wrapper) is None and sig.search(far) is not None
+    # ... as does the line-by-line scan of a signature with no literal to look for.
+    by_line = Signature(r"\w{4}\w{5}: \w{4} '[su]\d+'", unless=r"assert_size_stride\(")
+    assert required_literals(by_line.pattern, by_line.flags) is None
+    assert ids(run(wrapper, [_issue("constexpr", by_line)])) == []
+    assert ids(run(far, [_issue("constexpr", by_line)])) == ["constexpr"]
+
+
+def test_log_context_keeps_an_exact_match_exact_only_in_its_context():
+    sig = Signature("conflicting declaration", log_context=("block_mask", "flex_attention"))
+    issues = [_issue("block-mask", sig)]
+    error = "x.cpp:288:10: error: conflicting declaration 'auto i8'\n"
+    assert ids(run(error, issues), PARTIAL) == ["block-mask"]
+    assert ids(run("torch.compile(create_block_mask)(...)\n" + error, issues), EXACT) == ["block-mask"]

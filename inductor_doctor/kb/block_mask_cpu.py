@@ -100,7 +100,10 @@ ISSUE = KnownIssue(
     affected={"torch": f">=2.8.0.dev{FIRST_NIGHTLY},<2.8.0.dev{FIXED_NIGHTLY}"},
     fixed={"torch": "2.8.0"},
     signatures=(
-        Signature(r"conflicting declaration", note="g++'s wording; the upstream report quotes only this"),
+        Signature(r"conflicting declaration", note="g++'s wording; the upstream report quotes only this",
+                  # Other C++ wrappers declare twice too (AOTInductor, pytorch#111711): in a
+                  # user's log, only one about the block mask is this issue.
+                  log_context=("block_mask", "flex_attention", "flexattention")),
         Signature(r"CppCompileError", strength="partial", note="any Inductor C++ compile failure"),
     ),
     workarounds=(
