@@ -197,6 +197,10 @@ def test_compiler_that_hangs(tmp_path):
                            {"CXX": str(fake), "INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "c")})
     assert time.monotonic() - start < 180
     expect("compiler-hangs", by_id["const-data-ptr-abi"], proc.returncode, "inconclusive")
+    # Inductor would hang on it too: affected, and said as it is (found, but does not answer).
+    missing = by_id["cxx-compiler-missing"]
+    assert missing["status"] == "affected" and "does not answer `--version`" in missing["reason"]
+    assert "is not found" not in missing["reason"]
 
 
 # --- disks, homes and caches ---------------------------------------------------------------------

@@ -24,6 +24,7 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.probe.compiler import DOES_NOT_RUN
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import Facts
@@ -35,7 +36,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     cxx = facts.cxx
     if compiler_missing(cxx):
         asked = f"CXX={cxx.command}" if cxx.chosen_by == "CXX" else f"`{cxx.command or 'g++'}`"
-        return one(Status.AFFECTED, f"{asked} is not found: Inductor raises InvalidCxxCompiler for every "
+        broken = next((n for n in cxx.notes if n.startswith(DOES_NOT_RUN)), None)
+        what = f"{asked} is not found" if broken is None else f"{asked}: {broken}"
+        return one(Status.AFFECTED, f"{what}: Inductor raises InvalidCxxCompiler for every "
                    "CPU graph" + (f" ({cxx.error})" if cxx.error and "not found" not in cxx.error else ""))
     if cxx.works is False:
         return one(Status.AFFECTED, f"Inductor's C++ compiler {compiler_label(cxx)} cannot build a shared "

@@ -270,6 +270,10 @@ def probe_compiler(
     return info
 
 
+#: The note that says a compiler is on PATH but failed or hung on `--version`.
+DOES_NOT_RUN = "found, but does not answer `--version` (fails or hangs): "
+
+
 def inductor_cxx(
     python_include: Optional[str],
     env: Optional[Mapping[str, str]] = None,
@@ -278,7 +282,7 @@ def inductor_cxx(
     """The compiler Inductor's C++ backend would pick, probed (first candidate that runs wins)."""
     env = env if env is not None else os.environ
     candidates = inductor_cxx_candidates(env)
-    tried = []
+    tried, broken = [], []
     for command, why in candidates:
         path = resolve(command, env)
         if path is not None and identify(path, timeout_s)[2] is not None:
@@ -288,6 +292,8 @@ def inductor_cxx(
             _name_check(info)
             return info
         tried.append(command)
+        if path is not None:
+            broken.append(command)
     search = ", ".join(repr(c) for c, _ in candidates)
     info = CompilerInfo(
         command=candidates[-1][0],
@@ -295,6 +301,8 @@ def inductor_cxx(
         works=False,
         error=f"No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, {search})",
     )
+    if broken:  # found, but `--version` failed or hung: "not found" would send the user astray
+        info.notes.append(DOES_NOT_RUN + ", ".join(f"`{c}`" for c in broken))
     if any(" " in c.strip() for c, _ in candidates):
         info.notes.append("Inductor runs CXX as one program: a launcher or flags in it (`ccache g++`) "
                           "make it unusable there")

@@ -87,7 +87,8 @@ _add(
     Fault("no-compiler", "toolchain", "PATH holds only python; CC and CXX unset",
           "affected (cxx-compiler-missing, reproduced by its canary)", "1", "No working C++ compiler found"),
     Fault("compiler-hangs", "toolchain", "CXX is a g++ that sleeps for 10 minutes",
-          "inconclusive (const-data-ptr-abi) with the timeout; the probe's time limits hold", "1",
+          "inconclusive (const-data-ptr-abi) with the timeout; affected (cxx-compiler-missing): found, "
+          "but does not answer; the probe's time limits hold", "1",
           "timed out after"),
     # --- disks, homes and caches ------------------------------------------------------------------
     Fault("cache-dir-read-only", "files", "INDUCTOR_DOCTOR_CACHE_DIR on a read-only tmpfs",
