@@ -17,6 +17,7 @@ import click
 import typer
 
 from inductor_doctor import __version__
+from inductor_doctor.files import emit
 from inductor_doctor.model import ExitCode, FailOn, UsageError
 
 app = typer.Typer(
@@ -49,12 +50,6 @@ def _split_ids(values: Optional[List[str]]) -> List[str]:
     for v in values or []:
         out.extend(x.strip() for x in v.split(",") if x.strip())
     return out
-
-
-def _emit(text: str, output: Optional[Path]) -> None:
-    from inductor_doctor.files import emit
-
-    emit(text, output)
 
 
 def _version_callback(value: bool) -> None:
@@ -97,7 +92,7 @@ def probe(
     from inductor_doctor.render import render_probe
 
     report = probe_report(python=python, live=live)
-    _emit(render_probe(report, fmt.value), output)
+    emit(render_probe(report, fmt.value), output)
     return ExitCode.OK
 
 
@@ -175,7 +170,7 @@ def check(
         return run_distributed(request, fmt.value, output, fail_on, fail_on_warnings)
     report = run_check(request)
     do_redact = (fmt is Format.markdown) if redact is None else redact
-    _emit(render_report(report, fmt.value, redact=do_redact), output)
+    emit(render_report(report, fmt.value, redact=do_redact), output)
     if report.meta.get("interrupted"):
         return int(report.meta.get("exit_code", ExitCode.INTERRUPTED))
     return exit_code_for(report.findings, fail_on, fail_on_warnings)
@@ -207,7 +202,7 @@ def explain(
     from inductor_doctor.explain import explain_issue
 
     text = explain_issue(issue, fmt.value)
-    _emit(text, None)
+    emit(text, None)
     return ExitCode.OK
 
 
@@ -218,7 +213,7 @@ def list_(
     """Every known issue: id, title, devices, upstream refs."""
     from inductor_doctor.render import render_list
 
-    _emit(render_list(fmt.value), None)
+    emit(render_list(fmt.value), None)
     return ExitCode.OK
 
 
@@ -255,7 +250,7 @@ def plan(
             python_version=python_version,
         )
     )
-    _emit(render_report(report, fmt.value), output)
+    emit(render_report(report, fmt.value), output)
     return ExitCode.FINDINGS if report.meta.get("predicted") else ExitCode.OK
 
 

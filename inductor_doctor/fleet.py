@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
+from inductor_doctor.files import emit
 from inductor_doctor.model import ExitCode, FailOn, UsageError, exit_code_for
 
 #: A report bigger than this is not a `check` report (they are tens of kilobytes).
@@ -86,7 +87,7 @@ def merge_command(
     loaded = [load_report(p) for p in reports]
     document = build_document(loaded, [str(p) for p in reports])
     do_redact = (fmt == "markdown") if redact is None else redact
-    _emit(render_merge(document, fmt, redact=do_redact), output)
+    emit(render_merge(document, fmt, redact=do_redact), output)
     return exit_code(document, fail_on, fail_on_warnings)
 
 
@@ -102,12 +103,6 @@ def run_distributed(
     from inductor_doctor.fleet_dist import run_rank
 
     return run_rank(request, fmt, output, fail_on, fail_on_warnings, redact)
-
-
-def _emit(text: str, output: Optional[Path]) -> None:
-    from inductor_doctor.files import emit
-
-    emit(text, output)
 
 
 __all__ = ["merge_command", "run_distributed", "load_report", "build_document", "exit_code", "ExitCode"]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from inductor_doctor.files import emit, write_output
 from inductor_doctor.model import ExitCode, FailOn, UsageError
 
 HELPER = Path(__file__).resolve().parent / "fleet_gather.py"
@@ -458,12 +459,8 @@ def _finish_rank0(
         meta["interrupted"] = True
     document = build_document(reports, [None] * len(reports), missing, meta)
     do_redact = (fmt == "markdown") if redact is None else redact
-    text = render_merge(document, fmt, redact=do_redact)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
+    emit(render_merge(document, fmt, redact=do_redact), None)
     if output is not None:
-        from inductor_doctor.files import write_output
-
         try:
             write_output(output, render_merge(document, "json", redact=do_redact))
         except UsageError as exc:

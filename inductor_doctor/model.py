@@ -117,6 +117,8 @@ class Signature:
         return _compile(self.pattern, self.flags)
 
     def search(self, text: str) -> Optional[re.Match[str]]:
+        if not self.unless:
+            return self.compiled().search(text)
         for m in self.compiled().finditer(text):
             if not self.excluded(text[lines_before(text, m.start()) : m.start()]):
                 return m

@@ -208,11 +208,13 @@ def scan(data: bytes, low: bytes, probes: Sequence[_Probe]) -> List[SignatureHit
 def _finditer(probe: _Probe, data: bytes, lo: int, hi: int) -> Iterable[Tuple[int, int]]:
     """Match spans as byte offsets, less those that `Signature.unless` gives to another bug."""
     for a, b in _raw_finditer(probe, data, lo, hi):
-        if not (probe.signature.unless and _excluded(probe.signature, data, a)):
+        if not _excluded(probe.signature, data, a):
             yield a, b
 
 
 def _excluded(sig: Signature, data: bytes, a: int) -> bool:
+    if not sig.unless:
+        return False
     before = data[lines_before(data, a) : a].decode("utf-8", errors="replace")
     return sig.excluded(before)
 
@@ -293,7 +295,7 @@ def _scan_lines(data: bytes, probe: _Probe) -> SignatureHit:
     offset = 0
     for line in data.split(b"\n"):
         for a, b in _raw_finditer(probe, line[:MAX_LINE], 0, min(len(line), MAX_LINE)):
-            if probe.signature.unless and _excluded(probe.signature, data, offset + a):
+            if _excluded(probe.signature, data, offset + a):
                 continue
             if b > a and not _record(hit, offset + a, offset + b):
                 return hit

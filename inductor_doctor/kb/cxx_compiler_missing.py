@@ -24,7 +24,6 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
-from inductor_doctor.probe.compiler import DOES_NOT_RUN
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import Facts
@@ -36,6 +35,8 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     cxx = facts.cxx
     if compiler_missing(cxx):
         asked = f"CXX={cxx.command}" if cxx.chosen_by == "CXX" else f"`{cxx.command or 'g++'}`"
+        from inductor_doctor.probe.compiler import DOES_NOT_RUN  # not at import: `list` stays light
+
         broken = next((n for n in cxx.notes if n.startswith(DOES_NOT_RUN)), None)
         what = f"{asked} is not found" if broken is None else f"{asked}: {broken}"
         return one(Status.AFFECTED, f"{what}: Inductor raises InvalidCxxCompiler for every "

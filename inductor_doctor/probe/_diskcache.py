@@ -67,7 +67,8 @@ def compiler_env() -> Sequence[Sequence[str]]:
 
 
 def _path(kind: str, key: Any) -> Optional[Path]:
-    base = root()
+    """Where `(kind, key)` is stored; None when caching is off, there is no key, or no cache dir."""
+    base = root() if enabled() and key is not None else None
     if base is None:
         return None
     blob = json.dumps([VERSION, kind, key], sort_keys=True, default=str).encode()
@@ -75,7 +76,7 @@ def _path(kind: str, key: Any) -> Optional[Path]:
 
 
 def get(kind: str, key: Any) -> Optional[Dict[str, Any]]:
-    path = _path(kind, key) if enabled() and key is not None else None
+    path = _path(kind, key)
     if path is None:
         return None
     try:
@@ -88,7 +89,7 @@ def get(kind: str, key: Any) -> Optional[Dict[str, Any]]:
 
 def put(kind: str, key: Any, value: Dict[str, Any]) -> None:
     """Store `value`; a read-only or full disk just means no cache."""
-    path = _path(kind, key) if enabled() and key is not None else None
+    path = _path(kind, key)
     if path is None:
         return
     from inductor_doctor.files import write_text_atomic
