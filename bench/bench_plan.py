@@ -53,7 +53,8 @@ def main() -> None:
         (Path(tmp) / "base.txt").write_text(BASE)
 
         from inductor_doctor.kb import registry
-        from inductor_doctor.plan import PlanRequest, run_plan
+        from inductor_doctor.plan.command import run_plan
+        from inductor_doctor.plan.resolve import PlanRequest
 
         request = PlanRequest(
             requirement_files=[req],

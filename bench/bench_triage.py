@@ -75,7 +75,7 @@ def main() -> None:
         size = build(log, ns.mb)
 
         from inductor_doctor.kb import registry
-        from inductor_doctor.triage import read_log, triage_text
+        from inductor_doctor.triage.command import read_log, triage_text
 
         issues = list(registry())
         start, cpu0 = time.perf_counter(), time.process_time()

@@ -1,273 +1,332 @@
-"""The command line: parse, call one function, render, pick the exit code. Nothing else.
+"""The command line: parse, call one command, render the document it returns, pick the exit code.
 
-Every command imports its machinery lazily, inside the command, so that `--help`, `list` and
-`explain` cost milliseconds and never touch torch. Every option also reads an
-`INDUCTOR_DOCTOR_<NAME>` environment variable, for Dockerfiles (`ENV INDUCTOR_DOCTOR_FORMAT=json`).
+Commands live in their own packages and return documents (`to_dict()`, a `command` name); this
+module alone renders them (`render/`), writes `--output` (the chosen format, for every command) and
+maps them to the contract's exit codes. Each command imports its machinery lazily, so `--help`,
+`list` and `explain` never load the probe, and nothing here ever imports torch.
+
+Every option also reads `INDUCTOR_DOCTOR_<NAME>` (`INDUCTOR_DOCTOR_FORMAT=json`), for Dockerfiles.
+A shared variable whose value a command cannot use (`INDUCTOR_DOCTOR_FORMAT=markdown` for `probe`)
+is ignored by that command, not fatal: one `ENV` line must not break the other commands.
 """
 
 from __future__ import annotations
 
-import enum
 import os
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Sequence
 
 import click
-import typer
 
 from inductor_doctor import __version__
-from inductor_doctor.files import emit
 from inductor_doctor.model import ExitCode, FailOn, UsageError
 
-app = typer.Typer(
-    name="inductor-doctor",
-    help="A doctor for the PyTorch compile stack: probe the toolchain, check known issues, explain failures.",
-    no_args_is_help=True,
-    add_completion=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    pretty_exceptions_enable=False,
+ENV_PREFIX = "INDUCTOR_DOCTOR_"
+FORMATS = ("text", "json", "markdown")
+FAIL_ON = tuple(f.value for f in FailOn)
+ENV_EPILOG = (
+    "Every option also reads INDUCTOR_DOCTOR_<OPTION> from the environment, e.g. "
+    "INDUCTOR_DOCTOR_FORMAT=json, INDUCTOR_DOCTOR_FAIL_ON=likely."
 )
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
-class Format(str, enum.Enum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
+# --- option types: the same wording on every click release ---------------------------------------
 
 
-class ProbeFormat(str, enum.Enum):
-    text = "text"
-    json = "json"
+class Choice(click.ParamType):
+    name = "choice"
+
+    def __init__(self, choices: Sequence[str]) -> None:
+        self.choices = tuple(choices)
+
+    def get_metavar(self, param: Any, ctx: Any = None) -> str:
+        return "[" + "|".join(self.choices) + "]"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        text = str(value).strip().lower()
+        if text in self.choices:
+            return text
+        self.fail(f"{value!r} is not one of {', '.join(self.choices)}", param, ctx)
 
 
-def _env(name: str) -> str:
-    return f"INDUCTOR_DOCTOR_{name.upper()}"
+class Positive(click.ParamType):
+    """A number >= 1 (seconds, jobs)."""
+
+    def __init__(self, kind: type) -> None:
+        self.kind = kind
+        self.name = "seconds" if kind is float else "number"
+
+    def get_metavar(self, param: Any, ctx: Any = None) -> str:
+        return "SECONDS" if self.kind is float else "N"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, self.kind):
+            number = value
+        else:
+            try:
+                number = self.kind(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not a {'number' if self.kind is float else 'whole number'}",
+                          param, ctx)
+        if not number >= 1:
+            self.fail(f"{value!r} is below 1", param, ctx)
+        return number
 
 
-def _split_ids(values: Optional[List[str]]) -> List[str]:
-    out: List[str] = []
-    for v in values or []:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
-    return out
+class EnvOption(click.Option):
+    """An option that also reads INDUCTOR_DOCTOR_<NAME>; a choice the command lacks is ignored there."""
+
+    def value_from_envvar(self, ctx: Any) -> Any:
+        rv = super().value_from_envvar(ctx)
+        unusable = isinstance(self.type, Choice) and str(rv).strip().lower() not in self.type.choices
+        return None if rv is not None and unusable else rv
 
 
-def _version_callback(value: bool) -> None:
-    if value:
-        from inductor_doctor.kb import KB_VERSION
-
-        typer.echo(f"inductor-doctor {__version__} (knowledge base {KB_VERSION})")
-        raise typer.Exit(0)
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """A doctor for the PyTorch compile stack."""
+def option(*decls: str, env: Optional[str] = None, **kw: Any) -> Callable[[Any], Any]:
+    """`click.option` reading INDUCTOR_DOCTOR_<ENV> (named after the long option by default)."""
+    long = next((d for d in decls if d.startswith("--")), decls[0])
+    name = env or long.lstrip("-").split("/")[0].replace("-", "_")
+    return click.option(*decls, cls=EnvOption, envvar=ENV_PREFIX + name.upper(), **kw)
 
 
-PythonOpt = typer.Option(
-    None,
-    "--python",
-    envvar=_env("python"),
-    metavar="PATH",
-    help="Diagnose this interpreter or venv instead of the current one; canaries run with it.",
-)
+def format_option(choices: Sequence[str] = FORMATS) -> Callable[[Any], Any]:
+    return option("--format", "fmt", env="format", type=Choice(choices), default="text", show_default=True,
+                  help="Output format (json: the document alone on stdout; progress goes to stderr).")
 
 
-@app.command()
-def probe(
-    live: bool = typer.Option(
-        False, "--live", envvar=_env("live"), help="Add what only a live torch knows (one short subprocess)."
-    ),
-    fmt: ProbeFormat = typer.Option(ProbeFormat.text, "--format", envvar=_env("format")),
-    python: Optional[str] = PythonOpt,
-    output: Optional[Path] = typer.Option(None, "--output", "-o", envvar=_env("output")),
-) -> int:
-    """Toolchain report only: Python, glibc, torch, Triton, CUDA, GPUs, compiler, torch_xla, ABI."""
-    from inductor_doctor.checkup import probe_report
-    from inductor_doctor.render import render_probe
-
-    report = probe_report(python=python, live=live)
-    emit(render_probe(report, fmt.value), output)
-    return ExitCode.OK
+def output_option() -> Callable[[Any], Any]:
+    return option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                  metavar="FILE", help="Write the output (in the chosen --format) to FILE instead of stdout.")
 
 
-@app.command()
-def check(
-    fmt: Format = typer.Option(Format.text, "--format", envvar=_env("format")),
-    only: Optional[List[str]] = typer.Option(None, "--only", envvar=_env("only"), metavar="ID[,ID...]"),
-    skip: Optional[List[str]] = typer.Option(None, "--skip", envvar=_env("skip"), metavar="ID[,ID...]"),
-    static: bool = typer.Option(
-        False,
-        "--static",
-        envvar=_env("static"),
-        help="No canaries: versions, files and symbols only (for docker build).",
-    ),
-    deep: bool = typer.Option(
-        False, "--deep", envvar=_env("deep"), help="Also run the slow canaries (minutes)."
-    ),
-    timeout: Optional[float] = typer.Option(
-        None, "--timeout", envvar=_env("timeout"), min=1, help="Per-canary timeout in seconds."
-    ),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", envvar=_env("jobs"), min=1),
-    fail_on: FailOn = typer.Option(FailOn.AFFECTED, "--fail-on", envvar=_env("fail_on")),
-    fail_on_warnings: bool = typer.Option(False, "--fail-on-warnings", envvar=_env("fail_on_warnings")),
-    python: Optional[str] = PythonOpt,
-    no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no_cache")),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", envvar=_env("output")),
-    suppress: Optional[List[str]] = typer.Option(
-        None,
-        "--suppress",
-        envvar=_env("suppress"),
-        metavar="ID[,ID...]",
-        help="Accept these findings (they never fail the run).",
-    ),
-    config: Optional[Path] = typer.Option(
-        None,
-        "--config",
-        envvar=_env("config"),
-        help="inductor-doctor.toml or pyproject.toml with suppressions.",
-    ),
-    redact: Optional[bool] = typer.Option(
-        None,
-        "--redact/--no-redact",
-        envvar=_env("redact"),
-        help="Hide secrets and user names (default: on for markdown).",
-    ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"), help="No progress display."),
-    distributed: bool = typer.Option(
-        False,
-        "--distributed",
-        envvar=_env("distributed"),
-        help="Run on every torchrun rank and print one fleet matrix.",
-    ),
-) -> int:
-    """Probe, then every known-issue check (static rules + canaries), then the matrix."""
-    from inductor_doctor.checkup import CheckRequest, run_check
-    from inductor_doctor.model import exit_code_for
-    from inductor_doctor.render import render_report
+def python_option() -> Callable[[Any], Any]:
+    return option("--python", type=str, default=None, metavar="PATH",
+                  help="Diagnose this interpreter or venv instead of the current one; canaries run with it.")
 
-    request = CheckRequest(
-        python=python,
-        static=static,
-        deep=deep,
-        timeout_s=timeout,
-        jobs=jobs,
-        only=_split_ids(only),
-        skip=_split_ids(skip),
-        use_cache=not no_cache,
-        suppress=_split_ids(suppress),
-        config=config,
-        progress=not quiet,
-    )
+
+def fail_on_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    f = option("--fail-on-warnings", is_flag=True, default=False,
+               help="Let warning-severity findings (silent degradations) fail the run too.")(f)
+    return option("--fail-on", type=Choice(FAIL_ON), default="affected", show_default=True,
+                  help="Exit 1 when a result is at least this bad (inconclusive: also when nothing "
+                       "could be checked).")(f)
+
+
+def redact_option() -> Callable[[Any], Any]:
+    return option("--redact/--no-redact", default=None,
+                  help="Hide secrets, user names and host names (default: on for markdown).")
+
+
+def split_ids(values: Sequence[str]) -> List[str]:
+    return [x.strip() for v in values or () for x in str(v).split(",") if x.strip()]
+
+
+# --- the commands ----------------------------------------------------------------------------------
+
+
+def _print_version(ctx: Any, param: Any, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from inductor_doctor.kb import KB_VERSION
+
+    click.echo(f"inductor-doctor {__version__} (knowledge base {KB_VERSION})")
+    ctx.exit(0)
+
+
+@click.group(context_settings=CONTEXT, invoke_without_command=True)
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Print the version and the knowledge base's date, then exit.")
+@click.pass_context
+def app(ctx: Any) -> None:
+    """A doctor for the PyTorch compile stack: probe the toolchain, check the known torch.compile /
+    Inductor / Triton / XLA issues on every device, explain failures.
+
+    Start with `inductor-doctor check`; `inductor-doctor explain --log FILE` reads a failing log.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+
+
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="The toolchain report alone.")
+@option("--live", is_flag=True, default=False,
+        help="Add what only a live torch knows (loaded libraries, device properties): one short subprocess.")
+@format_option(("text", "json"))
+@python_option()
+@output_option()
+def probe(live: bool, fmt: str, python: Optional[str], output: Optional[Path]) -> int:
+    """The toolchain report alone: Python, glibc, torch, Triton, CUDA, GPUs, compilers, torch_xla, ABI."""
+    from inductor_doctor.probe.command import probe_report
+
+    return deliver(probe_report(python=python, live=live), fmt, output)
+
+
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Check every known issue here.")
+@format_option()
+@option("--only", multiple=True, metavar="ID[,ID...]", help="Check only these issues (ids, aliases or refs).")
+@option("--skip", multiple=True, metavar="ID[,ID...]", help="Leave these issues out.")
+@option("--static", is_flag=True, default=False,
+        help="No canaries: versions, files and symbols only (what a docker build with no GPU can do).")
+@option("--deep", is_flag=True, default=False, help="Also run the slow canaries (minutes).")
+@option("--timeout", type=Positive(float), default=None, help="Per-canary timeout in seconds.")
+@option("--jobs", "-j", type=Positive(int), default=None,
+        help="Canaries run at once (default: by cores and memory).")
+@fail_on_options
+@python_option()
+@option("--no-cache", is_flag=True, default=False,
+        help="Re-run every canary instead of reusing a verdict whose inputs have not changed.")
+@output_option()
+@option("--suppress", multiple=True, metavar="ID[,ID...]",
+        help="Accept these findings: shown, but they never fail the run.")
+@option("--config", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+        help="inductor-doctor.toml or pyproject.toml with [[suppress]] entries.")
+@redact_option()
+@option("--all", "show_all", is_flag=True, default=False,
+        help="Text output: also list the issues that cannot arise here (not-applicable).")
+@option("--quiet", "-q", is_flag=True, default=False, help="No progress display on stderr.")
+@option("--distributed", is_flag=True, default=False,
+        help="Under torchrun: every rank checks its own devices, rank 0 prints one fleet matrix.")
+def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep: bool,
+          timeout: Optional[float], jobs: Optional[int], fail_on: str, fail_on_warnings: bool,
+          python: Optional[str], no_cache: bool, output: Optional[Path], suppress: Sequence[str],
+          config: Optional[Path], redact: Optional[bool], show_all: bool, quiet: bool,
+          distributed: bool) -> int:
+    """Probe, then check every known issue (static rules and canaries) on every device: the matrix."""
+    from inductor_doctor.check.command import CheckRequest
+
+    request = CheckRequest(python=python, static=static, deep=deep, timeout_s=timeout, jobs=jobs,
+                           only=split_ids(only), skip=split_ids(skip), use_cache=not no_cache,
+                           suppress=split_ids(suppress), config=config)
+    policy = (FailOn(fail_on), fail_on_warnings)
     if distributed:
-        from inductor_doctor.fleet import run_distributed
+        from inductor_doctor.fleet.rank import run_rank
 
-        return run_distributed(request, fmt.value, output, fail_on, fail_on_warnings)
-    report = run_check(request)
-    do_redact = (fmt is Format.markdown) if redact is None else redact
-    emit(render_report(report, fmt.value, redact=do_redact), output)
-    if report.meta.get("interrupted"):
-        return int(report.meta.get("exit_code", ExitCode.INTERRUPTED))
-    return exit_code_for(report.findings, fail_on, fail_on_warnings)
+        outcome = run_rank(request)
+        if outcome.document is None:  # ranks other than 0 hand their report over and say nothing
+            return outcome.exit_code
+        return deliver(outcome.document, fmt, output, redact, policy)
+    from inductor_doctor.check.command import run_check
+    from inductor_doctor.render.progress import progress_display
+
+    with progress_display(enabled=not quiet) as progress:
+        report = run_check(request, progress)
+    return deliver(report, fmt, output, redact, policy, show_all=show_all)
 
 
-@app.command()
-def explain(
-    issue: Optional[str] = typer.Argument(
-        None, metavar="ISSUE", help="An id, an alias or an upstream ref (pytorch#151589)."
-    ),
-    log: Optional[str] = typer.Option(
-        None, "--log", metavar="FILE|-", help="Triage a pasted error log or traceback."
-    ),
-    fmt: ProbeFormat = typer.Option(ProbeFormat.text, "--format", envvar=_env("format")),
-    run_check_too: bool = typer.Option(
-        False, "--check", help="With --log: confirm the matches here with `check --only`."
-    ),
-    python: Optional[str] = PythonOpt,
-) -> int:
-    """Explain one known issue, or triage a log (--log)."""
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Explain an issue, or triage a log.")
+@click.argument("issue", required=False, metavar="[ISSUE]")
+@option("--log", metavar="FILE|-", default=None,
+        help="Triage a pasted error log or traceback (- reads stdin) instead of explaining one issue.")
+@option("--full", is_flag=True, default=False,
+        help="The whole page: background, every workaround, the canary's source, every reference.")
+@format_option(("text", "json"))
+@option("--check", "confirm", is_flag=True, default=False,
+        help="With --log: confirm the matches on this machine (runs `check --only` on them).")
+@python_option()
+def explain(issue: Optional[str], log: Optional[str], full: bool, fmt: str, confirm: bool,
+            python: Optional[str]) -> int:
+    """Explain one known issue (an id, alias or upstream ref such as pytorch#151589), or triage a log."""
     if log is not None:
-        from inductor_doctor.triage import triage_command
+        if issue:
+            raise UsageError(f"explain takes ISSUE or --log, not both (got {issue!r} and --log {log})")
+        from inductor_doctor.triage.command import triage
 
-        return triage_command(log, fmt.value, run_check_too, python)
+        return deliver(triage(log, confirm=confirm, python=python), fmt, None)
     if not issue:
-        raise UsageError(
-            "explain needs an ISSUE id, alias or ref, or --log FILE (try `inductor-doctor list`)"
-        )
-    from inductor_doctor.explain import explain_issue
+        raise UsageError("explain needs an ISSUE id, alias or ref, or --log FILE "
+                         "(see `inductor-doctor list`)")
+    if confirm:
+        raise UsageError("--check goes with --log (to confirm a triage on this machine)")
+    from inductor_doctor.explain import issue_page
 
-    text = explain_issue(issue, fmt.value)
-    emit(text, None)
-    return ExitCode.OK
-
-
-@app.command(name="list")
-def list_(
-    fmt: ProbeFormat = typer.Option(ProbeFormat.text, "--format", envvar=_env("format")),
-) -> int:
-    """Every known issue: id, title, devices, upstream refs."""
-    from inductor_doctor.render import render_list
-
-    emit(render_list(fmt.value), None)
-    return ExitCode.OK
+    return deliver(issue_page(issue, python=python), fmt, None, full=full)
 
 
-@app.command()
-def plan(
-    specs: Optional[List[str]] = typer.Argument(
-        None, metavar="[SPEC]...", help="Requirement specs, e.g. torch==2.5.1 triton==3.1.0"
-    ),
-    requirements: Optional[List[Path]] = typer.Option(
-        None, "-r", "--requirements", metavar="FILE", help="A requirements file or pyproject.toml."
-    ),
-    cxx: Optional[str] = typer.Option(None, "--cxx", envvar=_env("cxx")),
-    cxxflags: Optional[str] = typer.Option(None, "--cxxflags", envvar=_env("cxxflags")),
-    cuda: Optional[str] = typer.Option(None, "--cuda", envvar=_env("cuda")),
-    driver: Optional[str] = typer.Option(None, "--driver", envvar=_env("driver")),
-    gpu: Optional[str] = typer.Option(None, "--gpu", envvar=_env("gpu"), metavar="sm_XX"),
-    python_version: Optional[str] = typer.Option(None, "--python-version", envvar=_env("python_version")),
-    fmt: Format = typer.Option(Format.text, "--format", envvar=_env("format")),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", envvar=_env("output")),
-) -> int:
+@app.command(name="list", context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Every known issue.")
+@format_option(("text", "json"))
+def list_(fmt: str) -> int:
+    """Every known issue: id, devices, severity, title."""
+    from inductor_doctor.explain import issue_list
+
+    return deliver(issue_list(), fmt, None)
+
+
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Predict issues before installing.")
+@click.argument("specs", nargs=-1, metavar="[SPEC]...")
+@click.option("-r", "--requirements", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+              help="A requirements file or pyproject.toml (repeatable).")
+@option("--cxx", metavar="COMPILER", default=None,
+        help="The C++ compiler the stack will use, e.g. g++-9 or clang++-19 (read from its name only).")
+@option("--cxxflags", metavar="FLAGS", default=None, help="Its flags, e.g. -fclang-abi-compat=17.")
+@option("--cuda", metavar="VERSION", default=None, help="The CUDA toolkit, e.g. 12.4 or cu124.")
+@option("--driver", metavar="VERSION", default=None, help="The NVIDIA driver, e.g. 535.104.05.")
+@option("--gpu", metavar="sm_XX", default=None, help="The GPU's compute capability, e.g. sm_90 or 8.6.")
+@option("--python-version", metavar="X.Y", default=None,
+        help="The Python, e.g. 3.12 or 3.13t (default: this one).")
+@format_option()
+@output_option()
+def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str], cxxflags: Optional[str],
+         cuda: Optional[str], driver: Optional[str], gpu: Optional[str], python_version: Optional[str],
+         fmt: str, output: Optional[Path]) -> int:
     """Predict which known issues a planned stack would hit, before installing anything."""
-    from inductor_doctor.plan import PlanRequest, run_plan
-    from inductor_doctor.render import render_report
+    from inductor_doctor.plan.command import run_plan
+    from inductor_doctor.plan.resolve import PlanRequest
 
-    report = run_plan(
-        PlanRequest(
-            specs=list(specs or []),
-            requirement_files=list(requirements or []),
-            cxx=cxx,
-            cxxflags=cxxflags,
-            cuda=cuda,
-            driver=driver,
-            gpu=gpu,
-            python_version=python_version,
-        )
-    )
-    emit(render_report(report, fmt.value), output)
-    return ExitCode.FINDINGS if report.meta.get("predicted") else ExitCode.OK
+    request = PlanRequest(specs=list(specs), requirement_files=list(requirements), cxx=cxx, cxxflags=cxxflags,
+                          cuda=cuda, driver=driver, gpu=gpu, python_version=python_version)
+    return deliver(run_plan(request), fmt, output)
 
 
-@app.command()
-def merge(
-    reports: List[Path] = typer.Argument(
-        ..., metavar="REPORT.json...", help="`check --format json` reports."
-    ),
-    fmt: Format = typer.Option(Format.text, "--format", envvar=_env("format")),
-    fail_on: FailOn = typer.Option(FailOn.AFFECTED, "--fail-on", envvar=_env("fail_on")),
-    fail_on_warnings: bool = typer.Option(False, "--fail-on-warnings", envvar=_env("fail_on_warnings")),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", envvar=_env("output")),
-) -> int:
-    """Fleet view: many check reports (hosts, ranks, GPUs) in one matrix, with their differences."""
-    from inductor_doctor.fleet import merge_command
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Many check reports in one view.")
+@click.argument("reports", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="REPORT.json...")
+@format_option()
+@fail_on_options
+@output_option()
+@redact_option()
+def merge(reports: Sequence[Path], fmt: str, fail_on: str, fail_on_warnings: bool, output: Optional[Path],
+          redact: Optional[bool]) -> int:
+    """Fleet view: many `check --format json` reports (hosts, ranks, GPUs) in one matrix."""
+    from inductor_doctor.fleet.command import merge_reports
 
-    return merge_command(reports, fmt.value, fail_on, fail_on_warnings, output)
+    return deliver(merge_reports(list(reports)), fmt, output, redact, (FailOn(fail_on), fail_on_warnings))
+
+
+# --- documents out ---------------------------------------------------------------------------------
+
+
+def deliver(document: Any, fmt: str, output: Optional[Path], redact: Optional[bool] = None,
+            policy: Optional[tuple] = None, **view: Any) -> int:
+    """Render `document` in `fmt`, write it to `output` or stdout, and return its exit code."""
+    from inductor_doctor.files import emit
+    from inductor_doctor.render import render
+
+    do_redact = (fmt == "markdown") if redact is None else redact
+    emit(render(document, fmt, redact=do_redact, **view), output)
+    return exit_code(document, policy)
+
+
+def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
+    """The contract's exit codes: 1 for a finding at or above --fail-on, a plan that predicts an
+    issue, or a log that matches none; an interrupted check keeps its signal's code."""
+    from inductor_doctor.model import exit_code_for
+
+    meta = getattr(document, "meta", None) or {}
+    if meta.get("interrupted"):
+        return int(meta.get("exit_code", ExitCode.INTERRUPTED))
+    command = document.command
+    if command == "plan":
+        return int(ExitCode.FINDINGS if meta.get("predicted") else ExitCode.OK)
+    if command == "triage":
+        return int(ExitCode.OK if document.matched else ExitCode.FINDINGS)
+    if command in ("check", "merge") and policy is not None:
+        fail_on, warnings = policy
+        return int(exit_code_for(document.findings, fail_on, warnings))
+    return int(ExitCode.OK)
+
+
+# --- the entry point -------------------------------------------------------------------------------
 
 
 def _fail(message: str, code: int) -> int:
@@ -276,35 +335,26 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _click_classes(name: str, *extra: Any) -> Tuple[Any, ...]:
-    """click's exception classes of that name: typer ≥ 0.20 vendors its own click, older typer
-    uses click itself, so a usage error may come from either."""
-    mods: List[Any] = [click.exceptions]
-    try:
-        import typer._click.exceptions as vendored  # type: ignore[import-not-found]
-
-        mods.append(vendored)
-    except ImportError:
-        pass
-    found = tuple(getattr(m, name) for m in mods if hasattr(m, name))
-    return found + tuple(extra)
+def _usage_line(exc: Any) -> str:
+    """click's usage error as one line that says where to look."""
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "inductor-doctor"
+    return f"{exc.format_message()} (see `{where} --help`)"
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """Entry point: every way out is an exit code, and only a doctor bug may show a traceback."""
-    exits = _click_classes("Exit", typer.Exit)
-    usage = _click_classes("UsageError")
-    aborts = _click_classes("Abort", typer.Abort)
+    """Every way out is an exit code; only a doctor bug (exit 3) may mention a traceback."""
     try:
-        rv = app(args=argv, prog_name="inductor-doctor", standalone_mode=False)
+        rv = app.main(args=argv, prog_name="inductor-doctor", standalone_mode=False)
         return int(rv or 0)
-    except exits as exc:
-        return int(getattr(exc, "exit_code", 0))
-    except usage as exc:
-        exc.show()
-        return ExitCode.USAGE
-    except aborts:
-        return _fail("interrupted", ExitCode.INTERRUPTED)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.UsageError as exc:
+        return _fail(_usage_line(exc), ExitCode.USAGE)
+    except click.exceptions.Abort as exc:  # click's wrapping of Ctrl-C (or of our SIGTERM)
+        terminated = type(exc.__cause__).__name__ == "Terminated"
+        return _fail("terminated" if terminated else "interrupted",
+                     ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
     except UsageError as exc:
         return _fail(str(exc), ExitCode.USAGE)
     except KeyboardInterrupt:

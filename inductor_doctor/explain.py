@@ -1,60 +1,104 @@
-"""`explain ISSUE`: the page of one known issue, plus what the knowledge base knows in structure.
+"""`explain ISSUE` and `list`: the knowledge base as documents.
 
-It reads the issue's docs page and its canary as text; it never imports torch.
+Both read the registry, the issue's docs page and its canary as text; neither imports torch nor
+runs the probe. `explain` also says whether this machine is affected when that is known cheaply:
+from the last `check` whose verdicts are still valid here (the result cache), never by running one.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from inductor_doctor import __version__
 from inductor_doctor.model import KnownIssue, UsageError
 
 
+@dataclass
+class IssuePage:
+    """One known issue: what the knowledge base holds, its page, its canary, and any verdict here."""
+
+    issue: KnownIssue
+    kb_version: str
+    page: Optional[str] = None
+    canary_source: Optional[str] = None
+    here: List[Dict[str, Any]] = field(default_factory=list)  # this machine's last known findings
+    command: str = "explain"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "schema": "inductor-doctor/explain/v1",
+            "tool_version": __version__,
+            "kb_version": self.kb_version,
+            "issue": self.issue.to_dict(),
+            "page": self.page,
+            "canary_source": self.canary_source,
+            "here": list(self.here),
+        }
+
+
+@dataclass
+class IssueList:
+    """Every known issue, and the plugins that failed to load."""
+
+    issues: Sequence[KnownIssue]
+    kb_version: str
+    plugin_errors: Sequence[Tuple[str, str]] = ()
+    command: str = "list"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "schema": "inductor-doctor/list/v1",
+            "tool_version": __version__,
+            "kb_version": self.kb_version,
+            "issues": [i.to_dict() for i in self.issues],
+            "plugin_errors": [{"entry_point": n, "error": e} for n, e in self.plugin_errors],
+        }
+
+
 def find_issue(query: str) -> KnownIssue:
+    """An issue by id, alias or upstream ref; unknown is a usage error naming only real near matches."""
     from inductor_doctor.kb import registry
 
     reg = registry()
     issue = reg.find(query)
     if issue is None:
         close = reg.closest(query)
-        hint = f"; closest: {', '.join(close)}" if close else "; see `inductor-doctor list`"
+        hint = f"; did you mean {', '.join(close)}?" if close else "; see `inductor-doctor list`"
         raise UsageError(f"unknown issue {query!r}{hint}")
     return issue
 
 
-def issue_document(issue: KnownIssue) -> Dict[str, Any]:
-    from inductor_doctor import __version__
-    from inductor_doctor.canaries import script_path
+def issue_page(query: str, python: Optional[str] = None) -> IssuePage:
     from inductor_doctor.kb import KB_VERSION, docs_page
+    from inductor_doctor.target import canary_path
 
+    issue = find_issue(query)
     try:
-        page = docs_page(issue).read_text(encoding="utf-8")
+        page: Optional[str] = docs_page(issue).read_text(encoding="utf-8")
     except OSError:
         page = None
     canary = None
     if issue.canary is not None:
         try:
-            canary = script_path(issue.canary.script).read_text(encoding="utf-8")
+            canary = canary_path(issue.canary.script).read_text(encoding="utf-8")
         except OSError:
             canary = None
-    doc = {
-        "schema": "inductor-doctor/explain/v1",
-        "tool_version": __version__,
-        "kb_version": KB_VERSION,
-        "issue": issue.to_dict(),
-        "page": page,
-        "canary_source": canary,
-    }
-    return doc
+    return IssuePage(issue, KB_VERSION, page, canary, _known_here(issue, python))
 
 
-def explain_issue(query: str, fmt: str) -> str:
-    issue = find_issue(query)
-    doc = issue_document(issue)
-    if fmt == "json":
-        from inductor_doctor.render.json_out import to_json
+def _known_here(issue: KnownIssue, python: Optional[str]) -> List[Dict[str, Any]]:
+    """This issue's findings from the last check of this interpreter, if that is still on record."""
+    try:
+        from inductor_doctor.check.cache import last_findings
 
-        return to_json(doc)
-    from inductor_doctor.render.explain_text import explain_text
+        return [f for f in last_findings(python) if f.get("id") == issue.id]
+    except Exception:  # a missing or unreadable record only means "not known cheaply"
+        return []
 
-    return explain_text(issue, doc)
+
+def issue_list() -> IssueList:
+    from inductor_doctor.kb import KB_VERSION, registry
+
+    reg = registry()
+    return IssueList(list(reg), KB_VERSION, list(reg.plugin_errors))

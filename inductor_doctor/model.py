@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 
@@ -187,9 +186,10 @@ class RuleOutcome:
 
 
 StaticRule = Callable[["Facts"], Sequence[RuleOutcome]]
-#: `plan`'s per-issue hook: the planned stack (versions, compiler, flags, GPU, driver, Python) in,
-#: predictions out. Issues without one are judged on their `affected` specifiers alone.
-PlanPredictor = Callable[["PlanInput"], Sequence[RuleOutcome]]
+#: `plan`'s per-issue hook: the planned stack (a `plan.inputs.PlanInput`: versions, compiler, flags,
+#: GPU, driver, Python) in, predictions out. Issues without one are judged on their `affected`
+#: specifiers alone. Typed loosely so that the vocabulary imports nothing of the `plan` command.
+PlanPredictor = Callable[[Any], Sequence[RuleOutcome]]
 
 
 @dataclass(frozen=True)
@@ -313,6 +313,23 @@ def exit_code_for(
         if f.status.rank >= threshold:
             return ExitCode.FINDINGS
     return ExitCode.OK
+
+
+class Progress:
+    """What a long-running command says while it works. Commands call it and never print; the CLI's
+    display (render/progress.py) shows it. Every method does nothing here."""
+
+    def phase(self, name: str) -> None:
+        """A new step began ("probing the toolchain", "running canaries")."""
+
+    def planned(self, count: int) -> None:
+        """How many canaries will run."""
+
+    def started(self, key: str) -> None:
+        """A canary (`issue@device`) started."""
+
+    def finished(self, key: str, status: str) -> None:
+        """A canary ended with this verdict."""
 
 
 class UsageError(Exception):

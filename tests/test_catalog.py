@@ -17,7 +17,8 @@ from typing import List, Optional
 import pytest
 from conftest import ENVS, run_cli
 
-from inductor_doctor.engine import classify
+from inductor_doctor.check.engine import classify
+from inductor_doctor.check.runner import CanaryJob, CanaryRun
 from inductor_doctor.kb import registry
 from inductor_doctor.model import Basis, KnownIssue, Severity, Status
 from inductor_doctor.probe.caches import gather_caches, mount_of, read_mounts
@@ -32,7 +33,6 @@ from inductor_doctor.probe.facts import (
     TorchInfo,
     TritonInfo,
 )
-from inductor_doctor.runner import CanaryJob, CanaryRun
 
 CATALOG = (
     "triton-missing", "triton-version-skew", "gpu-too-old-for-triton", "triton-ptxas-driver",
@@ -520,9 +520,9 @@ def test_canary_code_does_not_quote_its_own_signatures():
         canary = issue(id_).canary
         if canary is None:
             continue
-        from inductor_doctor.canaries import script_path
+        from inductor_doctor.target import canary_path
 
-        source = script_path(canary.script).read_text()
+        source = canary_path(canary.script).read_text()
         doc = ast.get_docstring(ast.parse(source), clean=False) or ""
         code = source.replace(doc, "", 1)
         for sig in issue(id_).signatures:

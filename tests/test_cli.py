@@ -89,12 +89,17 @@ def test_explain_resolves_upstream_refs(ref, expected):
 
 
 def test_explain_text_shows_page_workarounds_and_reproducer():
+    """The first screen answers (what, here, what to run); --full adds the page and the reproducer."""
     proc = run_cli(["explain", "view-dtype-align"], env={"NO_COLOR": "1"})
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "TORCHINDUCTOR_ALIGNMENT_ASSERTS=0" in out
-    assert "Reproducer" in out and "view(dtype=torch.float32)" in out
+    assert "Reproducer" not in out and "--full" in out
     assert "\x1b[" not in out, "no colour when stdout is not a terminal"
+    full = run_cli(["explain", "view-dtype-align", "--full"], env={"NO_COLOR": "1"}).stdout
+    assert full.startswith(out.rsplit("More: ", 1)[0])
+    assert "Reproducer" in full and "view(dtype=torch.float32)" in full
+    assert "\x1b[" not in full
 
 
 def test_unknown_issue_is_usage_error_with_closest_ids():

@@ -246,22 +246,22 @@ def test_a_thousand_gpus_merge_fast(base_report, tmp_path):
 
 
 def test_unit_build_with_missing_rank(base_report):
-    from inductor_doctor.fleet import build_document
-    from inductor_doctor.fleet_merge import Missing
+    from inductor_doctor.fleet.document import Missing, build_document
 
-    doc = build_document(
+    document = build_document(
         [member(base_report, "node-a", 1, rank=0)],
         missing=[Missing(1, "rank 1 (node-b, local rank 0)", "joined, but sent no report", "node-b")],
     )
+    doc = document.to_dict()
     validate("merge", doc)
     missing = [r for r in doc["results"] if r["column"] == "rank 1 (node-b, local rank 0)"]
     assert {r["id"] for r in missing} == set(ONLY.split(","))
     assert all(r["status"] == "inconclusive" and "no report from rank 1" in r["reason"] for r in missing)
-    from inductor_doctor.fleet import exit_code
+    from inductor_doctor.cli import exit_code
     from inductor_doctor.model import FailOn
 
-    assert exit_code(doc, FailOn.AFFECTED, False) == 0
-    assert exit_code(doc, FailOn.INCONCLUSIVE, False) == 1
+    assert exit_code(document, (FailOn.AFFECTED, False)) == 0
+    assert exit_code(document, (FailOn.INCONCLUSIVE, False)) == 1
 
 
 if __name__ == "__main__":  # pragma: no cover

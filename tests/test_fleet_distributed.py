@@ -113,14 +113,16 @@ def test_two_ranks_on_one_node(tmp_path):
     [proc] = run_nodes([torchrun(2, [*STATIC, "--format", "json", "--output", str(out)])], env)
     assert_clean(tag)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    doc = merged(proc)
+    # --output means what it means for every command: the chosen format, to the file, not stdout.
+    assert proc.stdout.strip() == "", proc.stdout[-2000:]
+    doc = json.loads(out.read_text())
+    validate("merge", doc)
     assert [s["rank"] for s in doc["sources"]] == [0, 1]
     assert doc["missing"] == []
     # Local rank 0 checks the node-wide devices; local rank 1 has no GPU of its own here.
     by_rank = {s["rank"]: s for s in doc["sources"]}
     assert by_rank[0]["devices"] == ["toolchain", "cpu"]
     assert by_rank[1]["devices"] == []
-    assert json.loads(out.read_text()) == doc
     assert "Traceback" not in proc.stderr
 
 
@@ -304,9 +306,9 @@ def test_the_doctor_process_of_every_rank_stays_torch_free(tmp_path):
     assert len(merged(proc)["sources"]) == 2
     lines = log.read_text().splitlines()
     importers = {" ".join(line.split()[2:]) for line in lines}
-    assert any("fleet_gather.py" in i for i in importers)  # the helper did the gather
+    assert any("target/gather.py" in i for i in importers)  # the helper did the gather
     # The doctor is `python -m inductor_doctor check ...`: argv[0] is its __main__.py (or "-m" before
     # runpy has found it, with "check" next); torchrun's argv starts with its own options.
-    doctors = [i for i in importers if "fleet_gather.py" not in i
+    doctors = [i for i in importers if "target/gather.py" not in i
                and ("inductor_doctor" in i.split()[0] or i.split()[:2] == ["-m", "check"])]
     assert doctors == [], doctors

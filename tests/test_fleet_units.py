@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 from fault_canaries.fault_issues import ISSUES
 
-from inductor_doctor import fleet_shard
-from inductor_doctor.engine import CheckOptions, run_checks
-from inductor_doctor.fleet_dist import RankEnv
+from inductor_doctor.check.engine import CheckOptions, run_checks
+from inductor_doctor.fleet.rank import RankEnv
+from inductor_doctor.fleet.shard import device_filter
 from inductor_doctor.model import DeviceKind, Finding, Status, UsageError
 from inductor_doctor.probe.facts import CudaInfo, Facts, GPUInfo, PythonInfo
 
@@ -40,38 +40,38 @@ def test_a_gpu_canary_runs_once_per_gpu_in_parallel(tmp_path):
 
 def test_shard_splits_gpus_and_keeps_node_devices_on_local_rank_0():
     facts = two_gpu_facts(8)
-    fleet_shard.shard_facts(facts, (3, 8))
+    device_filter((3, 8)).facts(facts)
     assert [g.device for g in facts.gpus] == ["cuda:3"]
     facts = two_gpu_facts(8)
-    fleet_shard.shard_facts(facts, (1, 2))
+    device_filter((1, 2)).facts(facts)
     assert [g.device for g in facts.gpus] == ["cuda:1", "cuda:3", "cuda:5", "cuda:7"]
     facts = two_gpu_facts(8)
-    fleet_shard.shard_facts(facts, (0, 1))
+    device_filter((0, 1)).facts(facts)
     assert len(facts.gpus) == 8
-    assert fleet_shard.in_shard("cpu", (0, 2)) and not fleet_shard.in_shard("cpu", (1, 2))
-    assert fleet_shard.in_shard("cuda:5", (1, 2)) and not fleet_shard.in_shard("cuda:5", (0, 2))
-    assert fleet_shard.in_shard("cuda", (0, 2)) and not fleet_shard.in_shard("xla", (1, 2))
+    assert device_filter((0, 2)).keeps("cpu") and not device_filter((1, 2)).keeps("cpu")
+    assert device_filter((1, 2)).keeps("cuda:5") and not device_filter((0, 2)).keeps("cuda:5")
+    assert device_filter((0, 2)).keeps("cuda") and not device_filter((1, 2)).keeps("xla")
 
 
 def test_shard_issues_keeps_only_the_gpu_side_off_local_rank_0():
     cpu = next(i for i in ISSUES if i.id == "fault-clean")
     gpu = next(i for i in ISSUES if i.id == "fault-per-gpu")
     both = replace(gpu, id="fault-both", devices=(DeviceKind.CUDA, DeviceKind.TOOLCHAIN))
-    assert fleet_shard.shard_issues([cpu, gpu, both], (0, 4)) == [cpu, gpu, both]
-    out = fleet_shard.shard_issues([cpu, gpu, both], (2, 4))
+    assert device_filter((0, 4)).issues([cpu, gpu, both]) == [cpu, gpu, both]
+    out = device_filter((2, 4)).issues([cpu, gpu, both])
     assert [i.id for i in out] == ["fault-per-gpu", "fault-both"]
     assert all(i.devices == (DeviceKind.CUDA,) for i in out)
     f = Finding("x", "t", "toolchain", Status.OK, "static", "r")  # type: ignore[arg-type]
-    assert fleet_shard.shard_findings([f], (1, 2)) == []
+    assert device_filter((1, 2)).findings([f]) == []
 
 
 def test_a_local_rank_without_gpus_runs_nothing(tmp_path):
     facts = two_gpu_facts(1)
-    fleet_shard.shard_facts(facts, (1, 2))
-    issues = fleet_shard.shard_issues(ISSUES, (1, 2))
+    device_filter((1, 2)).facts(facts)
+    issues = device_filter((1, 2)).issues(ISSUES)
     result = run_checks(facts, issues, CheckOptions(python=sys.executable, jobs=2))
     assert result.canaries_run == 0
-    assert fleet_shard.shard_findings(result.findings, (1, 2)) == []
+    assert device_filter((1, 2)).findings(result.findings) == []
 
 
 TORCHRUN = {"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": "1",
@@ -102,7 +102,7 @@ def test_rank_env_errors_are_usage_errors(change, message):
 
 
 def test_torchrun_bookkeeping_does_not_change_the_cache_key(monkeypatch):
-    from inductor_doctor import cache
+    from inductor_doctor.check import cache
 
     monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
     before = cache.fingerprint(sys.executable, {"issues": ["x"]})

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from inductor_doctor.canaries import CANARY_DIR, script_path
 from inductor_doctor.kb import DuplicateIssueError, Registry, docs_dir, docs_page, normalize_ref, registry
 from inductor_doctor.model import DeviceKind, KnownIssue, Severity
+from inductor_doctor.target import CANARY_DIR, canary_path
 
 ISSUES = list(registry())
 
@@ -32,7 +32,7 @@ def test_issue_is_complete(issue: KnownIssue):
     for sig in issue.signatures:
         sig.compiled()
     if issue.canary is not None:
-        path = script_path(issue.canary.script)
+        path = canary_path(issue.canary.script)
         assert path.is_file(), f"canary {path} exists"
         source = path.read_text()
         assert "inductor_doctor" not in source, "canaries run without the doctor installed"

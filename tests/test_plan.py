@@ -27,7 +27,8 @@ from inductor_doctor.model import (
     UsageError,
     Workaround,
 )
-from inductor_doctor.plan import PlanRequest, build_input, parse_compiler, parse_gpu, run_plan
+from inductor_doctor.plan.command import run_plan
+from inductor_doctor.plan.resolve import PlanRequest, build_input, parse_compiler, parse_gpu
 
 
 def _issue(

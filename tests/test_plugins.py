@@ -71,7 +71,7 @@ def test_list_shows_the_plugin_and_its_broken_entry_points(plugin_python):
 @pytest.mark.slow
 def test_explain_shows_the_plugins_own_page(plugin_python):
     for query in (ISSUE_ID, "fixture-alias", "example-org/indoc-plugin-fixture#1"):
-        proc = run_cli(["explain", query], python=plugin_python, env={"NO_COLOR": "1"})
+        proc = run_cli(["explain", query, "--full"], python=plugin_python, env={"NO_COLOR": "1"})
         assert proc.returncode == 0, (query, proc.stderr)
         assert "found through the absolute `docs_page`" in proc.stdout, query
         assert "unset INDOC_FIXTURE_BREAK" in proc.stdout

@@ -13,7 +13,7 @@ import pytest
 from inductor_doctor.probe import _elf, compiler, cuda, live, relevant_env, target, torch_build
 from inductor_doctor.probe._proc import run
 from inductor_doctor.probe.facts import AbiInfo, CudaInfo, Facts, GPUInfo, PythonInfo, TorchInfo
-from inductor_doctor.probe.report import probe_to_text
+from inductor_doctor.render.probe_text import probe_to_text
 
 TORCH_DIR = Path(target.query(sys.executable)["modules"]["torch"])
 
@@ -45,10 +45,15 @@ def test_target_query_of_this_interpreter():
 
 
 def test_target_script_runs_on_the_oldest_supported_syntax():
+    """Everything the target interpreter runs parses as Python 3.8."""
     import ast
 
-    ast.parse(target._script(), feature_version=(3, 8))
-    ast.parse(live._script(), feature_version=(3, 8))
+    from inductor_doctor.target import TARGET_DIR
+
+    scripts = sorted(TARGET_DIR.rglob("*.py"))
+    assert {"describe.py", "live.py", "harness.py", "gather.py"} <= {p.name for p in scripts}
+    for path in scripts:
+        ast.parse(path.read_text(), filename=str(path), feature_version=(3, 8))
 
 
 def test_target_ignores_a_shadowing_torch_in_the_working_directory(tmp_path, monkeypatch):

@@ -256,12 +256,12 @@ def no_stray_nonexistent():
 
 @covers("home-unset")
 def test_home_unset(tmp_path, no_stray_nonexistent):
-    from inductor_doctor import cache
+    from inductor_doctor import paths as cache
 
     env = {**NO_HOME, "TORCH_FAULT_NONCE": new_tag()}
     proc, doc, _ = check(["--static", "--only", "block-mask-cpu"], env)  # type: ignore[arg-type]
     assert proc.returncode == 0 and "cache_note" not in doc["meta"] and doc["meta"]["cached"] is False
-    code = "from inductor_doctor import cache; print(cache.cache_dir())"
+    code = "from inductor_doctor import paths; print(paths.cache_dir())"
     where = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME",
                                                                                   "INDUCTOR_DOCTOR_CACHE_DIR")})
@@ -369,6 +369,9 @@ def _start_parallel_run(faulty: Dict[str, str], tmp_path: Path, tag: str) -> sub
     pytest.fail(f"the canaries did not start: {proc.communicate()[1][-2000:]}")
 
 
+FAULT_ROWS = ("fault-clean", "fault-hang", "fault-hang-too")
+
+
 def _interrupted(proc: subprocess.Popen, tag: str, fault: str, rc: int) -> None:
     try:
         out, err = proc.communicate(timeout=60)
@@ -379,7 +382,7 @@ def _interrupted(proc: subprocess.Popen, tag: str, fault: str, rc: int) -> None:
     assert proc.returncode == rc, err[-2000:]
     assert "Traceback" not in err
     assert "interrupted: partial results" in out
-    lines = {ln.split("│")[1].strip(): ln for ln in out.splitlines() if ln.startswith("│")}
+    lines = {ln.split()[0]: ln for ln in out.splitlines() if ln.split() and ln.split()[0] in FAULT_ROWS}
     assert "ok" in lines["fault-clean"]
     assert "inconclusive" in lines["fault-hang"] and "inconclusive" in lines["fault-hang-too"]
     assert FAULTS[fault].reason in out

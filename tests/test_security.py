@@ -204,7 +204,7 @@ def test_result_cache_is_private_whatever_the_umask(tmp_path):
 
 @covers("cache-permissions")
 def test_cache_store_creates_private_dirs_and_tightens_results(tmp_path, monkeypatch):
-    from inductor_doctor import cache
+    from inductor_doctor.check import cache
 
     root = tmp_path / "x" / "y"
     monkeypatch.setenv("INDUCTOR_DOCTOR_CACHE_DIR", str(root))
@@ -224,7 +224,7 @@ def test_cache_store_creates_private_dirs_and_tightens_results(tmp_path, monkeyp
 @covers("cache-permissions")
 def test_cache_is_written_atomically(tmp_path, monkeypatch):
     """A reader racing a writer sees the old report or the new one, never half of one."""
-    from inductor_doctor import cache
+    from inductor_doctor.check import cache
 
     monkeypatch.setenv("INDUCTOR_DOCTOR_CACHE_DIR", str(tmp_path))
     big = {"results": [{"reason": "x" * 2000, "n": n} for n in range(300)]}

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from conftest import run_json, which_or_skip
 
-from inductor_doctor.canaries import script_path
-from inductor_doctor.engine import classify
+from inductor_doctor.check.engine import classify
+from inductor_doctor.check.runner import CanaryJob, ProcessGroups, run_one
 from inductor_doctor.kb import registry
 from inductor_doctor.model import KnownIssue, Status
-from inductor_doctor.runner import CanaryJob, ProcessGroups, run_one
+from inductor_doctor.target import canary_path
 
 pytestmark = pytest.mark.slow
 
@@ -72,7 +72,7 @@ def run_canary(issue_id: str, device: str, env: dict):
     """The canary as the engine runs it (harness, fresh caches, own process group), then classified."""
     i = issue(issue_id)
     assert i.canary is not None
-    job = CanaryJob(key=f"{issue_id}@{device}", script=script_path(i.canary.script), device=device,
+    job = CanaryJob(key=f"{issue_id}@{device}", script=canary_path(i.canary.script), device=device,
                     python=sys.executable, timeout_s=600, needs=i.canary.needs,
                     env={**i.canary.env, **env}, affected_signals=tuple(i.canary.affected_exit_signals))
     run = run_one(job, ProcessGroups())

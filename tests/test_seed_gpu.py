@@ -23,12 +23,12 @@ from typing import Dict, List
 import pytest
 from conftest import has_cuda, run_json
 
-from inductor_doctor.canaries import script_path
-from inductor_doctor.engine import classify
+from inductor_doctor.check.engine import classify
+from inductor_doctor.check.runner import CanaryJob, ProcessGroups, run_one
 from inductor_doctor.kb import registry
 from inductor_doctor.model import Status
-from inductor_doctor.runner import CanaryJob, ProcessGroups, run_one
 from inductor_doctor.schemas import validate
+from inductor_doctor.target import canary_path
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow,
               pytest.mark.skipif(not has_cuda(), reason="no NVIDIA GPU here")]
@@ -89,7 +89,7 @@ def with_sitecustomize(tmp_path: Path, source: str) -> Dict[str, str]:
 def run_canary(issue_id: str, device: str, env: Dict[str, str]):
     issue = registry().find(issue_id)
     assert issue is not None and issue.canary is not None
-    job = CanaryJob(key=f"{issue_id}@{device}", script=script_path(issue.canary.script), device=device,
+    job = CanaryJob(key=f"{issue_id}@{device}", script=canary_path(issue.canary.script), device=device,
                     python=sys.executable, timeout_s=600, needs=issue.canary.needs,
                     env={**issue.canary.env, **env},
                     affected_signals=tuple(issue.canary.affected_exit_signals))

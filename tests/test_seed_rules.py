@@ -13,12 +13,12 @@ from typing import Optional
 
 import pytest
 
-from inductor_doctor.engine import classify
+from inductor_doctor.check.engine import classify
+from inductor_doctor.check.runner import CanaryJob, CanaryRun
 from inductor_doctor.kb import registry
 from inductor_doctor.kb import view_dtype_align as vda
 from inductor_doctor.model import Basis, KnownIssue, Status
 from inductor_doctor.probe.facts import Facts, PythonInfo, TorchInfo, XlaInfo
-from inductor_doctor.runner import CanaryJob, CanaryRun
 
 SEEDS = ("block-mask-cpu", "triton-constexpr-dynamic", "view-dtype-align", "xla-donor-hash")
 
@@ -374,7 +374,8 @@ def test_skip_and_missing_are_not_applicable():
 )
 def test_block_mask_plan_never_claims_more_than_likely(spec, status):
     """A host-dependent bug: even a pin inside the nightly window is only `likely`."""
-    from inductor_doctor.plan import PlanRequest, build_input, predict_issue
+    from inductor_doctor.plan.command import predict_issue
+    from inductor_doctor.plan.resolve import PlanRequest, build_input
 
     inp, _, _ = build_input(PlanRequest(specs=[spec]))
     (finding,) = predict_issue(inp, issue("block-mask-cpu"))
@@ -391,7 +392,8 @@ def test_block_mask_plan_never_claims_more_than_likely(spec, status):
      (["torch==2.6.0", "torch_xla==2.6.0"], "xla-donor-hash", Status.OK)],
 )
 def test_plan_uses_the_affected_ranges(specs, issue_id, status):
-    from inductor_doctor.plan import PlanRequest, build_input, predict_issue
+    from inductor_doctor.plan.command import predict_issue
+    from inductor_doctor.plan.resolve import PlanRequest, build_input
 
     inp, _, _ = build_input(PlanRequest(specs=specs))
     (finding,) = predict_issue(inp, issue(issue_id))

@@ -20,8 +20,8 @@ from conftest import run_cli
 from inductor_doctor.kb import registry
 from inductor_doctor.model import DeviceKind, KnownIssue, Severity, Signature, UsageError, Workaround
 from inductor_doctor.schemas import validate
-from inductor_doctor.triage import EXACT, PARTIAL, VERSION_ONLY, LogInput, read_log, triage_text
-from inductor_doctor.triage_scan import MAX_COUNT, normalize, required_literals, versions_mentioned
+from inductor_doctor.triage.command import EXACT, PARTIAL, VERSION_ONLY, LogInput, read_log, triage_text
+from inductor_doctor.triage.scan import MAX_COUNT, normalize, required_literals, versions_mentioned
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage"
 
@@ -351,7 +351,7 @@ def test_oversized_log_keeps_head_and_tail(tmp_path, monkeypatch, as_pipe):
     """A log over the cap keeps its start (environment) and its end (the traceback); a file by seeking."""
     import io
 
-    from inductor_doctor import triage
+    from inductor_doctor.triage import command as triage
 
     monkeypatch.setattr(triage, "MAX_BYTES", 1 << 20)
     monkeypatch.setattr(triage, "MAX_STREAM_BYTES", 4 << 20)
@@ -372,7 +372,7 @@ def test_oversized_log_keeps_head_and_tail(tmp_path, monkeypatch, as_pipe):
 def test_endless_pipe_is_given_up_after_the_stream_cap(monkeypatch):
     import io
 
-    from inductor_doctor import triage
+    from inductor_doctor.triage import command as triage
 
     class Endless(io.RawIOBase):
         def readable(self) -> bool:

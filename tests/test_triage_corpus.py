@@ -16,8 +16,8 @@ from typing import Dict, List, Optional
 import pytest
 
 from inductor_doctor.kb import registry
-from inductor_doctor.triage import EXACT, LogInput, triage_text
-from inductor_doctor.triage_scan import normalize
+from inductor_doctor.triage.command import EXACT, LogInput, triage_text
+from inductor_doctor.triage.scan import normalize
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage"
 

@@ -26,7 +26,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan import PlanInput
+    from inductor_doctor.plan.inputs import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 #: The nightlies that may carry the regression: the issue was filed on 2025-04-15 from a CI run of
@@ -74,7 +74,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 
 def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan`: the nightly window, but never more than `likely`: the bug showed on some hosts only."""
-    from inductor_doctor.plan import predict_from_versions
+    from inductor_doctor.plan.inputs import predict_from_versions
 
     out = []
     for o in predict_from_versions(inp, ISSUE):

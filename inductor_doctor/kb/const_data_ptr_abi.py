@@ -22,7 +22,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan import PlanInput
+    from inductor_doctor.plan.inputs import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 #: torch versions whose headers declare `const_data_ptr` with the `enable_if` default argument

@@ -27,7 +27,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan import PlanInput
+    from inductor_doctor.plan.inputs import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 _MAX = re.compile(

@@ -39,7 +39,7 @@ def root() -> Optional[Path]:
     The same answer as the result cache, so that an unset HOME never makes up a path (as root,
     `/nonexistent/.cache` would simply be created).
     """
-    from inductor_doctor.cache import cache_dir
+    from inductor_doctor.paths import cache_dir
 
     base = cache_dir()
     return base / "probe" if base is not None else None

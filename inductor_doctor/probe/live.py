@@ -22,102 +22,10 @@ from inductor_doctor.probe import loader
 from inductor_doctor.probe._elf import ELF_ERRORS
 from inductor_doctor.probe._proc import run
 from inductor_doctor.probe.facts import Facts, GPUInfo, TorchInfo, TritonInfo
+from inductor_doctor.target import marker, script
 
-MARKER = "@@INDUCTOR_DOCTOR_LIVE@@"
-
-# Python 3.8 syntax; runs inside the target interpreter.
-SCRIPT = r'''
-import json, os, sys, traceback
-if sys.path and sys.path[0] in ("", os.getcwd()):
-    del sys.path[0]
-def emit(d):
-    sys.stdout.write("\n" + MARKER + json.dumps(d) + "\n")
-    sys.stdout.flush()
-out = {"stage": "import torch"}
-emit(out)
-def err(exc):
-    lines = str(exc).strip().splitlines()
-    return "%s: %s" % (type(exc).__name__, lines[0] if lines else "")
-try:
-    import torch
-    out["import_ok"] = True
-except BaseException as exc:
-    out["import_ok"] = False
-    out["import_error"] = err(exc)
-    out["traceback"] = traceback.format_exc()[-3000:]
-    out["stage"] = "done"
-    emit(out)
-    sys.exit(0)
-def guard(key, fn):
-    out["stage"] = key
-    try:
-        out[key] = fn()
-    except Exception as exc:
-        out.setdefault("errors", {})[key] = err(exc)
-guard("torch_version", lambda: torch.__version__)
-guard("torch_file", lambda: os.path.dirname(torch.__file__))
-guard("cxx11_abi", lambda: bool(torch._C._GLIBCXX_USE_CXX11_ABI))
-guard("cuda_version", lambda: torch.version.cuda)
-guard("hip_version", lambda: getattr(torch.version, "hip", None))
-guard("cuda_available", lambda: bool(torch.cuda.is_available()))
-def _devices():
-    devs = []
-    if not out.get("cuda_available"):
-        return devs
-    for i in range(torch.cuda.device_count()):
-        p = torch.cuda.get_device_properties(i)
-        devs.append({"index": i, "name": p.name, "sm": "%d.%d" % (p.major, p.minor),
-                     "memory_mib": int(p.total_memory // (1024 * 1024)),
-                     "sm_count": int(p.multi_processor_count)})
-    return devs
-guard("devices", _devices)
-guard("cudnn_version", lambda: torch.backends.cudnn.version() if out.get("cuda_available") else None)
-def _cudart():
-    import ctypes
-    for path in _maps():
-        if "libcudart" in os.path.basename(path):
-            v = ctypes.c_int(0)
-            if ctypes.CDLL(path).cudaRuntimeGetVersion(ctypes.byref(v)) == 0:
-                return "%d.%d" % (v.value // 1000, (v.value % 1000) // 10)
-    return None
-def _triton():
-    try:
-        import triton
-    except BaseException as exc:
-        return {"import_ok": False, "import_error": err(exc)}
-    return {"import_ok": True, "version": getattr(triton, "__version__", None),
-            "path": os.path.dirname(triton.__file__)}
-guard("triton", _triton)
-def _big():
-    if not out.get("devices"):
-        return None
-    from torch._inductor.utils import is_big_gpu
-    return [bool(is_big_gpu(d["index"])) for d in out["devices"]]
-guard("big_gpu", _big)
-def _maps():
-    seen = []
-    with open("/proc/self/maps") as f:
-        for line in f:
-            parts = line.split(None, 5)
-            if len(parts) == 6 and parts[5].strip().startswith("/") and ".so" in parts[5]:
-                p = parts[5].strip()
-                if p not in seen:
-                    seen.append(p)
-    return seen
-guard("cudart_version", _cudart)
-guard("loaded", lambda: [p for p in _maps() if any(k in os.path.basename(p) for k in KEEP)])
-out["stage"] = "done"
-emit(out)
-'''
-
-#: The libraries whose loaded copy matters (basename substrings).
-KEEP = ("libstdc++", "libgcc_s", "libgomp", "libiomp", "libomp", "libcudnn", "libcudart", "libcublas",
-        "libnccl", "libcuda.so", "libnvrtc", "libtorch", "libc10", "libtriton", "libpython", "libtpu",
-        "_XLAC")
-
-
-def _script() -> str:
-    return f"MARKER = {MARKER!r}\nKEEP = {KEEP!r}\n" + SCRIPT
+#: Printed by `target/live.py` before each of its answers.
+MARKER = marker("live.py")
 
 
 def query(python: str, timeout_s: float = 60.0) -> Dict[str, Any]:
@@ -127,7 +35,7 @@ def query(python: str, timeout_s: float = 60.0) -> Dict[str, Any]:
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env.setdefault("PYTHONWARNINGS", "ignore")
     with tempfile.TemporaryDirectory(prefix="indoc-live-") as tmp:
-        res = run([python, "-"], timeout_s=timeout_s, env=env, cwd=tmp, input=_script())
+        res = run([python, str(script("live.py"))], timeout_s=timeout_s, env=env, cwd=tmp)
     records = []
     for line in res.stdout.splitlines():
         if line.startswith(MARKER):

@@ -1,14 +1,36 @@
-"""Renderers: a `Report` in, text out. Checks never print; only the CLI writes what these return."""
+"""Renderers: a command's document in, text out. Commands never print; only the CLI writes this.
+
+One module per document and format (`check_text`, `check_markdown`, `probe_text`, `list_text`,
+`explain_text`, `triage_text`, `fleet_text`, `fleet_markdown`); JSON is the document itself. Each
+renderer reads the document's `to_dict()` — the same data `--format json` prints — so the formats
+cannot say different things. Adding a format is adding a module and a line to `RENDERERS`.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Dict
+import importlib
+from typing import Any, Dict, Tuple
 
-from inductor_doctor.model import Report
+from inductor_doctor.model import UsageError
+
+#: (document command, format) -> renderer module; its `render(data, **view)` returns the text.
+RENDERERS: Dict[Tuple[str, str], str] = {
+    ("check", "text"): "check_text",
+    ("check", "markdown"): "check_markdown",
+    ("plan", "text"): "check_text",
+    ("plan", "markdown"): "check_markdown",
+    ("probe", "text"): "probe_text",
+    ("list", "text"): "list_text",
+    ("explain", "text"): "explain_text",
+    ("triage", "text"): "triage_text",
+    ("merge", "text"): "fleet_text",
+    ("merge", "markdown"): "fleet_markdown",
+}
 
 
-def render_report(report: Report, fmt: str, redact: bool = False) -> str:
-    data: Dict[str, Any] = report.to_dict()
+def render(document: Any, fmt: str, redact: bool = False, **view: Any) -> str:
+    """`document` (anything with `command` and `to_dict()`) as `fmt`; `view` tunes the text form."""
+    data: Dict[str, Any] = document.to_dict()
     if redact:
         from inductor_doctor.render.redact import redact_report
 
@@ -16,49 +38,11 @@ def render_report(report: Report, fmt: str, redact: bool = False) -> str:
     if fmt == "json":
         from inductor_doctor.render.json_out import to_json
 
+        if document.command == "probe":  # the probe has no verdicts to list
+            data = {k: v for k, v in data.items() if k not in ("results", "summary")}
         return to_json(data)
-    if fmt == "markdown":
-        from inductor_doctor.render.markdown import report_markdown
-
-        return report_markdown(data)
-    from inductor_doctor.render.text import report_text
-
-    return report_text(data)
-
-
-def render_probe(report: Report, fmt: str) -> str:
-    data = report.to_dict()
-    if fmt == "json":
-        from inductor_doctor.render.json_out import to_json
-
-        data.pop("results", None)
-        data.pop("summary", None)
-        return to_json(data)
-    from inductor_doctor.probe.report import probe_to_text
-    from inductor_doctor.render.text import use_color
-
-    text = probe_to_text(report.environment, color=use_color())
-    seconds = report.meta.get("duration_s")
-    return text + (f"\nprobed in {seconds:.2f}s\n" if seconds is not None else "")
-
-
-def render_list(fmt: str) -> str:
-    from inductor_doctor.kb import KB_VERSION, registry
-
-    reg = registry()
-    if fmt == "json":
-        from inductor_doctor import __version__
-        from inductor_doctor.render.json_out import to_json
-
-        return to_json(
-            {
-                "schema": "inductor-doctor/list/v1",
-                "tool_version": __version__,
-                "kb_version": KB_VERSION,
-                "issues": [i.to_dict() for i in reg],
-                "plugin_errors": [{"entry_point": n, "error": e} for n, e in reg.plugin_errors],
-            }
-        )
-    from inductor_doctor.render.text import list_text
-
-    return list_text(reg)
+    module = RENDERERS.get((document.command, fmt))
+    if module is None:
+        raise UsageError(f"{document.command} has no {fmt} output")
+    renderer = importlib.import_module(f"inductor_doctor.render.{module}")
+    return renderer.render(data, **view)

@@ -44,9 +44,9 @@ def is_doctor(proc: psutil.Process) -> bool:
         line = " ".join(proc.cmdline())
     except (psutil.Error, OSError):
         return False
-    if "_harness.py" in line:  # a canary (its harness lives inside the package)
+    if "target/harness.py" in line:  # a canary (its harness lives inside the package)
         return False
-    return "-m inductor_doctor" in line or "inductor_doctor/__main__.py" in line or "fleet_gather.py" in line
+    return "-m inductor_doctor" in line or "inductor_doctor/__main__.py" in line or "target/gather.py" in line
 
 
 def kill_tagged(tag: str) -> None:

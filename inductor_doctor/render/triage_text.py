@@ -6,16 +6,15 @@ Colour only on a terminal, never with NO_COLOR (the shared `render.text` console
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping
+from typing import Any, List, Mapping
 
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from inductor_doctor.render.text import console_to_string
+from inductor_doctor.render.style import CONFIDENCE, console_to_string
 
-_CONFIDENCE_STYLE = {"exact": "bold red", "partial": "yellow", "version-only": "dim"}
 _CONFIDENCE_SAYS = {
     "exact": "exact signature",
     "partial": "partial signature (a symptom other causes share)",
@@ -28,7 +27,7 @@ def _versions_line(versions: Mapping[str, List[str]]) -> str:
     return ", ".join(f"{names.get(k, k)} {' / '.join(v)}" for k, v in versions.items())
 
 
-def render_text(data: Dict[str, Any]) -> str:
+def render(data: Mapping[str, Any], **_: Any) -> str:
     env = data["environment"]
     log = env["log"]
     results = data["results"]
@@ -77,7 +76,7 @@ def _match(console: Console, index: int, r: Mapping[str, Any]) -> None:
     title = Text(f"{index}. ")
     title.append(r["id"], style="bold")
     title.append("  ")
-    title.append(_CONFIDENCE_SAYS[r["confidence"]], style=_CONFIDENCE_STYLE[r["confidence"]])
+    title.append(_CONFIDENCE_SAYS[r["confidence"]], style=CONFIDENCE[r["confidence"]])
     if r["severity"] != "error":
         title.append(f"  ({r['severity']})", style="dim")
     console.print(title)

@@ -8,37 +8,15 @@ terminal and `NO_COLOR` is unset, so logs and pipes get plain text.
 from __future__ import annotations
 
 import io
-import os
-import sys
 from typing import Any, List, Mapping, Optional, Tuple, Union
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from inductor_doctor.probe.facts import Facts
-
-GOOD, BAD, WARN, DIM = "green", "bold red", "yellow", "dim"
-STATUS_STYLE = {
-    "affected": BAD,
-    "likely": WARN,
-    "inconclusive": "magenta",
-    "ok": GOOD,
-    "not-applicable": DIM,
-}
+from inductor_doctor.render.style import BAD, DIM, GOOD, STATUS, WARN, use_color
 
 Row = Tuple[str, Union[str, Text]]
-
-
-def default_color() -> bool:
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def _yes_no(value: Optional[bool], good: bool = True) -> Text:
@@ -169,7 +147,7 @@ def _compiler(c: Mapping[str, Any], openmp: bool) -> List[Row]:
 
 def _abi(a: Mapping[str, Any]) -> List[Row]:
     status = a.get("status") or "not checked"
-    verdict = Text(status, style=STATUS_STYLE.get(status, DIM))
+    verdict = Text(status, style=STATUS.get(status, DIM))
     if a.get("cached"):
         verdict.append("  (remembered: same compiler, flags and torch files as an earlier run)", style=DIM)
     return [("verdict", verdict), ("reason", _v(a.get("reason")))]
@@ -216,11 +194,17 @@ def _table(console: Console, title: str, rows: List[Row], notes: List[str]) -> N
     console.print()
 
 
-def probe_to_text(facts: Union[Facts, Mapping[str, Any]], color: Optional[bool] = None,
-                  width: int = 110) -> str:
-    """A sectioned, readable probe report. Pure: the same facts give the same text."""
-    d: Mapping[str, Any] = facts.to_dict() if isinstance(facts, Facts) else facts
-    color = default_color() if color is None else color
+def render(data: Mapping[str, Any], **_: Any) -> str:
+    """The `probe` document: its environment, sectioned, and how long probing took."""
+    env = dict(data.get("environment") or {})
+    env["duration_s"] = (data.get("meta") or {}).get("duration_s", env.get("duration_s"))
+    return probe_to_text(env)
+
+
+def probe_to_text(facts: Any, color: Optional[bool] = None, width: int = 110) -> str:
+    """A sectioned, readable probe report (from `Facts.to_dict()`). Pure: the same facts, the same text."""
+    d: Mapping[str, Any] = facts.to_dict() if hasattr(facts, "to_dict") else facts  # type: ignore[union-attr]
+    color = use_color() if color is None else color
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=color, no_color=not color, width=width,
                       color_system="standard" if color else None, highlight=False, soft_wrap=False)

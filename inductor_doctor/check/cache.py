@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from inductor_doctor import __version__
 from inductor_doctor.files import write_text_atomic
+from inductor_doctor.paths import cache_dir, private_dir
 
 ENV_PREFIXES = ("TORCH", "TRITON", "CUDA", "NVIDIA", "XLA", "PJRT", "INDUCTOR_DOCTOR_", "LD_")
 ENV_NAMES = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "PATH", "CPATH", "CONDA_PREFIX", "VIRTUAL_ENV")
@@ -33,35 +34,6 @@ ENV_IGNORED = ("INDUCTOR_DOCTOR_CACHE_DIR", "INDUCTOR_DOCTOR_FORMAT", "INDUCTOR_
 ENV_IGNORED_PREFIXES = ("TORCHELASTIC_",)
 COMPILERS = ("c++", "g++", "clang++", "cc", "gcc", "clang", "nvcc", "ptxas", "nvidia-smi")
 SYS_PATH_TIMEOUT_S = 20
-
-
-def home_dir() -> Optional[Path]:
-    """$HOME, else the password database's home (cron, systemd and `env -i` leave HOME unset)."""
-    home = os.environ.get("HOME")
-    if home:
-        return Path(home)
-    try:
-        import pwd
-
-        entry = pwd.getpwuid(os.getuid()).pw_dir
-    except (ImportError, KeyError, OSError):
-        return None
-    return Path(entry) if entry and entry != "/nonexistent" else None
-
-
-def cache_dir() -> Optional[Path]:
-    """Where results are cached; None when there is nowhere sensible (no home): then nothing is.
-
-    Never a made-up path: as root, `/nonexistent/.cache` would simply be created.
-    """
-    explicit = os.environ.get("INDUCTOR_DOCTOR_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "inductor-doctor"
-    home = home_dir()
-    return home / ".cache" / "inductor-doctor" if home else None
 
 
 def _stat_key(path: str) -> Optional[List[Any]]:
@@ -172,31 +144,6 @@ def load(key: str) -> Optional[Dict[str, Any]]:
     return data["report"]
 
 
-def private_dir(path: Path) -> None:
-    """Create `path` (and any missing parents) for this user only: 0700, whatever the umask.
-
-    `Path.mkdir(parents=True, mode=...)` applies the mode to the last directory only; a cache
-    directory that the doctor creates must not be readable by others at any level it creates. An
-    existing directory of ours that others can read is tightened.
-    """
-    missing = []
-    d = path
-    while not d.exists():
-        missing.append(d)
-        if d.parent == d:
-            break
-        d = d.parent
-    for d in reversed(missing):
-        try:
-            d.mkdir(mode=0o700)
-        except FileExistsError:  # a concurrent run made it first
-            pass
-        os.chmod(d, 0o700)
-    st = os.stat(path)
-    if st.st_uid == os.getuid() and st.st_mode & 0o077:
-        os.chmod(path, 0o700)
-
-
 def store(key: str, report: Dict[str, Any]) -> Optional[str]:
     """Save atomically with user-only permissions; returns why it could not, if it could not."""
     path = _path(key)
@@ -208,3 +155,8 @@ def store(key: str, report: Dict[str, Any]) -> Optional[str]:
     except OSError as exc:
         return f"result cache not written ({exc.strerror or exc}: {path.parent})"
     return None
+
+
+def last_findings(python: Optional[str] = None) -> List[Dict[str, Any]]:
+    """The findings of the last check of this interpreter still on record (none yet)."""
+    return []

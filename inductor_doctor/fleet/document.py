@@ -496,3 +496,36 @@ def build(
 
 def findings_of(document: Mapping[str, Any]) -> List[Finding]:
     return [Finding.from_dict(r) for r in document.get("results", [])]
+
+
+@dataclass
+class MergeDocument:
+    """The fleet view (`merge`, and rank 0 of `check --distributed`) as the CLI renders it."""
+
+    data: Dict[str, Any]
+    command: str = "merge"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return self.data
+
+    @property
+    def findings(self) -> List[Finding]:
+        return findings_of(self.data)
+
+    @property
+    def meta(self) -> Dict[str, Any]:
+        return self.data.get("meta", {})
+
+
+def build_document(
+    reports: Sequence[Dict[str, Any]],
+    files: Sequence[Optional[str]] = (),
+    missing: Sequence[Missing] = (),
+    meta: Optional[Dict[str, Any]] = None,
+) -> MergeDocument:
+    from inductor_doctor import __version__
+    from inductor_doctor.kb import KB_VERSION
+
+    files = list(files) + [None] * (len(reports) - len(files))
+    sources = [Source(report=r, file=f, order=n) for n, (r, f) in enumerate(zip(reports, files))]
+    return MergeDocument(build(Merge(sources, list(missing)), __version__, KB_VERSION, meta))

@@ -1,7 +1,7 @@
 """`check --distributed`: one torchrun rank's part, with the gather in a torch helper subprocess.
 
-Each rank runs the ordinary check on its share of the node's devices (fleet_shard.py) in this
-torch-free process. Meanwhile a helper (fleet_gather.py), started under an interpreter that has
+Each rank runs the ordinary check on its share of the node's devices (fleet/shard.py) in this
+torch-free process. Meanwhile a helper (target/gather.py), started under an interpreter that has
 torch, joins torchrun's TCPStore and announces the rank (host, local rank, pid), so a rank that
 later dies or hangs can be named. When the check is done its JSON goes to the helper; rank 0's
 helper waits for the other ranks' reports until the deadline and hands them back; rank 0 merges
@@ -24,14 +24,15 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from inductor_doctor.files import emit, write_output
-from inductor_doctor.model import ExitCode, FailOn, UsageError
+from inductor_doctor.fleet.document import MergeDocument, Missing, build_document, validate_check_report
+from inductor_doctor.fleet.shard import device_filter
+from inductor_doctor.model import ExitCode, UsageError
+from inductor_doctor.target import script
 
-HELPER = Path(__file__).resolve().parent / "fleet_gather.py"
-#: fleet_gather.py's stand-ins for a report that never came (kept in step with it).
+HELPER = script("gather.py")
+#: target/gather.py's stand-ins for a report that never came (kept in step with it).
 DIED, GAVE_UP = "!died", "!gave-up"
 DEFAULT_GATHER_TIMEOUT_S = 600.0
 #: How long a helper may take to import torch and reach the store before the next interpreter is tried.
@@ -290,21 +291,23 @@ def _rank_name(rank: int, hello: Optional[Dict[str, Any]], ctx: RankEnv) -> Tupl
     return f"rank {rank} (never joined)", None
 
 
-def run_rank(
-    request: Any,
-    fmt: str,
-    output: Optional[Path],
-    fail_on: FailOn,
-    fail_on_warnings: bool,
-    redact: Optional[bool] = None,
-) -> int:
-    from inductor_doctor.checkup import Terminated, resolve_python, run_check
+@dataclass
+class RankOutcome:
+    """What one rank ends with: rank 0 the fleet view to print, the others only an exit code."""
+
+    document: Optional[MergeDocument]
+    exit_code: int = 0
+
+
+def run_rank(request: Any) -> RankOutcome:
+    """`check --distributed` on one torchrun rank: check this rank's devices, gather at rank 0."""
+    from inductor_doctor.check.command import Terminated, run_check
+    from inductor_doctor.probe.target import resolve_python
 
     ctx = RankEnv.from_environ()
     timeout_s = gather_timeout()
     start = time.monotonic()
-    request.shard = (ctx.local_rank, ctx.local_world_size)
-    request.progress = False
+    request.devices = device_filter((ctx.local_rank, ctx.local_world_size))
     request.extra_meta = {
         **request.extra_meta,
         "distributed": {"rank": ctx.rank, "world_size": ctx.world_size, "local_rank": ctx.local_rank,
@@ -344,14 +347,13 @@ def run_rank(
             interrupted = int(ExitCode.TERMINATED if terminated else ExitCode.INTERRUPTED)
         if ctx.rank != 0:
             try:
-                return _finish_other(helper, report_json, gave_up, interrupted)
+                return RankOutcome(None, _finish_other(helper, report_json, gave_up, interrupted))
             except KeyboardInterrupt:  # rank 0 gave up on us just as we finished, or a real signal
-                return int(ExitCode.OK if gave_up.is_set() else ExitCode.TERMINATED)
+                return RankOutcome(None, int(ExitCode.OK if gave_up.is_set() else ExitCode.TERMINATED))
         try:
-            return _finish_rank0(helper, ctx, report_json, start, timeout_s, interrupted, fmt, output,
-                                 fail_on, fail_on_warnings, redact)
+            return RankOutcome(_finish_rank0(helper, ctx, report_json, start, timeout_s, interrupted))
         except KeyboardInterrupt:
-            return int(ExitCode.TERMINATED)
+            return RankOutcome(None, int(ExitCode.TERMINATED))
     finally:
         signal.signal(signal.SIGTERM, previous)
         helper.close()
@@ -386,15 +388,8 @@ def _finish_rank0(
     start: float,
     timeout_s: float,
     interrupted: Optional[int],
-    fmt: str,
-    output: Optional[Path],
-    fail_on: FailOn,
-    fail_on_warnings: bool,
-    redact: Optional[bool],
-) -> int:
-    from inductor_doctor.fleet import build_document, exit_code
-    from inductor_doctor.fleet_merge import Missing, validate_check_report
-    from inductor_doctor.fleet_render import render_merge
+) -> MergeDocument:
+    """Rank 0: its own report and every other rank's (or why there is none) in one fleet view."""
 
     notes: List[str] = []
     left = max(0.0, timeout_s - (time.monotonic() - start))
@@ -457,15 +452,5 @@ def _finish_rank0(
             "duration_s": round(time.monotonic() - start, 3), "notes": notes}
     if interrupted:
         meta["interrupted"] = True
-    document = build_document(reports, [None] * len(reports), missing, meta)
-    do_redact = (fmt == "markdown") if redact is None else redact
-    emit(render_merge(document, fmt, redact=do_redact), None)
-    if output is not None:
-        try:
-            write_output(output, render_merge(document, "json", redact=do_redact))
-        except UsageError as exc:
-            sys.stderr.write(f"inductor-doctor: {exc}\n")
-            return int(ExitCode.USAGE)
-    if interrupted:
-        return interrupted
-    return exit_code(document, fail_on, fail_on_warnings)
+        meta["exit_code"] = interrupted
+    return build_document(reports, [None] * len(reports), missing, meta)

@@ -1,7 +1,7 @@
 """Runs one canary script and reports how it ended as one JSON line on stdout.
 
 Standard library only, Python 3.8+: it runs under whatever interpreter is being diagnosed, where
-inductor-doctor itself is usually not installed. Usage: _harness.py SCRIPT DEVICE [NEEDS,...]
+inductor-doctor itself is usually not installed. Usage: harness.py SCRIPT DEVICE [NEEDS,...]
 A script that is not applicable here raises SystemExit("SKIP: <reason>").
 """
 

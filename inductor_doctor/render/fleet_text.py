@@ -1,6 +1,6 @@
-"""The fleet view as text (a terminal) or Markdown (a ticket): groups as columns, differences apart.
+"""The fleet view at a terminal: groups of identical columns, the differences apart.
 
-Both read only the `merge/v1` document, so what a person sees is exactly what `--format json` holds.
+It reads only the `merge/v1` document, so what a person sees is exactly what `--format json` holds.
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from inductor_doctor.render.text import STYLE, console_to_string, summary_line
+from inductor_doctor.render.style import STATUS as STYLE
+from inductor_doctor.render.style import console_to_string, summary_line
 
 WORRYING = ("affected", "likely", "inconclusive")
 MAX_FIELDS_SHOWN = 12
 
 
-def _others(columns: Sequence[str], limit: int = 4) -> str:
+def others(columns: Sequence[str], limit: int = 4) -> str:
     if len(columns) <= limit:
         return ", ".join(columns)
     return f"{len(columns)} columns"
@@ -66,7 +67,7 @@ def idle_lines(doc: Mapping[str, Any]) -> List[str]:
     return out
 
 
-def _detail_groups(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
+def detail_groups(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     """Worrying results, one entry per (issue, status, reason) with every column that shares it."""
     out: Dict[Any, Dict[str, Any]] = {}
     for r in doc.get("results", []):
@@ -78,7 +79,7 @@ def _detail_groups(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     return sorted(out.values(), key=lambda e: WORRYING.index(e["result"]["status"]))
 
 
-def _header(doc: Mapping[str, Any]) -> str:
+def header(doc: Mapping[str, Any]) -> str:
     meta = doc.get("meta") or {}
     parts = [
         f"inductor-doctor {doc['tool_version']} merge",
@@ -95,7 +96,7 @@ def merge_text(doc: Mapping[str, Any]) -> str:
     issues = doc.get("issues", [])
 
     def render(console: Console) -> None:
-        console.print(Text(_header(doc), style="bold"))
+        console.print(Text(header(doc), style="bold"))
         common = (doc.get("environment") or {}).get("common") or {}
         shown = [
             f"{k} {common[k]}"
@@ -130,12 +131,12 @@ def merge_text(doc: Mapping[str, Any]) -> str:
             for line in diffs:
                 console.print(Text(f"  {line}"))
             console.print()
-        for entry in _detail_groups(doc):
+        for entry in detail_groups(doc):
             r = entry["result"]
             head = Text()
             head.append(r["status"].upper(), style=STYLE[r["status"]])
             head.append(f"  {r['id']}", style="bold")
-            head.append(f" on {_others(entry['columns'], 6)}: {r['title']}")
+            head.append(f" on {others(entry['columns'], 6)}: {r['title']}")
             console.print(head)
             console.print(Text(f"    {r['reason']}"))
             for w in r.get("workarounds") or []:
@@ -164,57 +165,5 @@ def merge_text(doc: Mapping[str, Any]) -> str:
     return console_to_string(render)
 
 
-def _md(text: Any) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
-def merge_markdown(doc: Mapping[str, Any]) -> str:
-    out: List[str] = [f"### {_md(_header(doc))}", ""]
-    groups = doc.get("groups", [])
-    issues = doc.get("issues", [])
-    if issues:
-        out.append("| issue | " + " | ".join(_md(g["label"]) for g in groups) + " |")
-        out.append("|---|" + "---|" * len(groups))
-        for row in issues:
-            cells = [g["statuses"].get(row["id"], "·") for g in groups]
-            out.append(f"| `{row['id']}` | " + " | ".join(_md(c) for c in cells) + " |")
-        out.append("")
-        for g in groups:
-            if len(g["columns"]) > 1:
-                out.append(f"- **{_md(g['label'])}**: {_md(g['members'])}")
-        out.append("")
-    diffs = difference_lines(doc)
-    if diffs:
-        out += ["#### Differences between columns", ""] + [f"- {_md(d)}" for d in diffs] + [""]
-    for entry in _detail_groups(doc):
-        r = entry["result"]
-        out.append(f"#### `{r['id']}` {r['status']} on {_md(_others(entry['columns'], 6))}")
-        out.append("")
-        out.append(f"{_md(r['title'])}. {_md(r['reason'])}")
-        for w in r.get("workarounds") or []:
-            out.append(f"- {_md(w['text'])}" + (f": `{w['command']}`" if w.get("command") else ""))
-        out.append("")
-    fields = field_lines(doc)
-    if fields:
-        out += ["#### Probe fields that differ", ""] + [f"- {_md(f)}" for f in fields] + [""]
-    for m in doc.get("missing", []):
-        out.append(f"- **missing** {_md(m['name'])}: {_md(m['reason'])}")
-    if doc.get("missing"):
-        out.append("")
-    out.append(f"**Summary:** {summary_line(doc.get('summary', {}))}")
-    return "\n".join(out) + "\n"
-
-
-def render_merge(doc: Mapping[str, Any], fmt: str, redact: bool = False) -> str:
-    data: Any = doc
-    if redact:
-        from inductor_doctor.render.redact import redact_report
-
-        data = redact_report(dict(doc))
-    if fmt == "json":
-        from inductor_doctor.render.json_out import to_json
-
-        return to_json(data)
-    if fmt == "markdown":
-        return merge_markdown(data)
+def render(data: Mapping[str, Any], **_: Any) -> str:
     return merge_text(data)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
 
-from inductor_doctor.render.text import ORDER, _devices, _env_line, summary_line
+from inductor_doctor.render.check_text import device_order, env_line
+from inductor_doctor.render.style import ORDER, summary_line
 
 ICON = {"affected": "❌", "likely": "⚠️", "inconclusive": "❔", "ok": "✅", "not-applicable": "➖"}
 
@@ -18,16 +19,18 @@ def _esc(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def report_markdown(data: Mapping[str, Any]) -> str:
+def render(data: Mapping[str, Any], **_: Any) -> str:
     results: List[Mapping[str, Any]] = list(data.get("results", []))
     out: List[str] = [
         f"### inductor-doctor {data['tool_version']} (knowledge base {data['kb_version']})",
         "",
-        f"`{_esc(_env_line(data.get('environment', {})))}`",
+        f"`{_esc(env_line(data.get('environment', {})))}`",
         "",
     ]
+    for notice in (data.get('meta') or {}).get('notices') or []:
+        out += [f"> **{_esc(notice)}**", ""]
     if results:
-        devices = _devices(results)
+        devices = sorted({r['device'] for r in results}, key=device_order)
         out.append("| issue | " + " | ".join(devices) + " |")
         out.append("|---|" + "---|" * len(devices))
         rows: Dict[str, Dict[str, Mapping[str, Any]]] = {}

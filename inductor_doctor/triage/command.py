@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.model import ExitCode, KnownIssue, Severity, Signature, UsageError
-from inductor_doctor.triage_scan import (
+from inductor_doctor.model import KnownIssue, Severity, Signature, UsageError
+from inductor_doctor.triage.scan import (
     SignatureHit,
     compile_probes,
     evidence_lines,
@@ -107,15 +107,21 @@ class IssueMatch:
 
 @dataclass
 class TriageResult:
+    """The `explain --log` document: the matches, best first, and the confirming check."""
+
     log: LogInput
     matches: List[IssueMatch]  # exact/partial, best first; or version-only hints when none
     versions: Dict[str, List[str]]
     duration_s: float = 0.0
     check: Dict[str, Any] = field(default_factory=dict)
+    command: str = "triage"
 
     @property
     def matched(self) -> List[IssueMatch]:
         return [m for m in self.matches if m.confidence != VERSION_ONLY]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return to_dict(self)
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -392,7 +398,7 @@ def offer_check(result: TriageResult, python: Optional[str], run: bool) -> Dict[
         block["reason"] = "no known issue matched"
         return block
     block["command"] = " ".join(check_command(ids, python))
-    from inductor_doctor.checkup import resolve_python
+    from inductor_doctor.probe.target import resolve_python
 
     interpreter = resolve_python(python)
     ok, why = torch_importable(interpreter)
@@ -476,27 +482,17 @@ def to_dict(result: TriageResult) -> Dict[str, Any]:
     }
 
 
-def render(result: TriageResult, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(to_dict(result), indent=2, ensure_ascii=False) + "\n"
-    from inductor_doctor.triage_text import render_text
-
-    return render_text(to_dict(result))
-
-
-def triage_command(log: str, fmt: str, run_check: bool, python: Optional[str]) -> int:
-    """The CLI's `explain --log`: read, match, offer (or run) the check, print, exit 0/1/2."""
+def triage(log: str, confirm: bool = False, python: Optional[str] = None) -> TriageResult:
+    """`explain --log`: read, match, and offer (or, with `confirm`, run) the confirming check."""
     from inductor_doctor.kb import registry
 
     if python:
-        from inductor_doctor.checkup import resolve_python
+        from inductor_doctor.probe.target import resolve_python
 
         resolve_python(python)  # a bad --python is a usage error before any work
     start = time.perf_counter()
     log_input = read_log(log)
     result = triage_text(log_input, list(registry()))
-    result.check = offer_check(result, python, run_check)
+    result.check = offer_check(result, python, confirm)
     result.duration_s = time.perf_counter() - start
-    sys.stdout.write(render(result, fmt))
-    sys.stdout.flush()
-    return int(ExitCode.OK if result.matched else ExitCode.FINDINGS)
+    return result

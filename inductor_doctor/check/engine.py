@@ -11,19 +11,20 @@ import re
 import signal as _signal
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from inductor_doctor.canaries import script_path
+from inductor_doctor.check.runner import CanaryJob, CanaryRun, ProcessGroups, run_all
 from inductor_doctor.model import (
     Basis,
     DeviceKind,
     Finding,
     KnownIssue,
+    Progress,
     RuleOutcome,
     Status,
 )
 from inductor_doctor.probe.facts import Facts
-from inductor_doctor.runner import CanaryJob, CanaryRun, ProcessGroups, run_all
+from inductor_doctor.target import canary_path
 
 EVIDENCE_LINES = 6
 
@@ -37,15 +38,6 @@ class CheckOptions:
     jobs: int = 1
     only: Sequence[str] = ()
     skip: Sequence[str] = ()
-
-
-@dataclass
-class Progress:
-    """Callbacks for a progress display; the engine itself never prints."""
-
-    on_start: Optional[Callable[[CanaryJob], None]] = None
-    on_done: Optional[Callable[[CanaryRun], None]] = None
-    on_plan: Optional[Callable[[int], None]] = None
 
 
 def devices_for(issue: KnownIssue, facts: Facts) -> List[str]:
@@ -237,6 +229,7 @@ class CheckResult:
     duration_s: float = 0.0
     interrupted: Optional[BaseException] = None  # set when SIGINT/SIGTERM cut the run short
     transient: bool = False  # a canary timed out: worth re-running, not worth caching
+    jobs: int = 1  # how many canaries ran at once
 
 
 def _combine(p: _Pending, run: CanaryRun) -> Finding:
@@ -330,7 +323,7 @@ def run_checks(
             if can_run and canary is not None:
                 job = CanaryJob(
                     key=f"{issue.id}@{device}",
-                    script=script_path(canary.script),
+                    script=canary_path(canary.script),
                     device=device,
                     python=options.python,
                     timeout_s=options.timeout_s or canary.timeout_s,
@@ -356,8 +349,7 @@ def run_checks(
                     issue, device, Status.INCONCLUSIVE, Basis.STATIC, f"not checked: {why}"
                 )
 
-    if progress.on_plan:
-        progress.on_plan(len(pending))
+    progress.planned(len(pending))
     interrupted: Optional[BaseException] = None
     finished: List[CanaryRun] = []
     if pending:
@@ -365,11 +357,12 @@ def run_checks(
 
         def done(run: CanaryRun) -> None:
             finished.append(run)
-            if progress.on_done:
-                progress.on_done(run)
+            p = by_key[run.job.key]
+            progress.finished(run.job.key, _combine(p, run).status.value)
 
         try:
-            run_all([p.job for p in pending], options.jobs, done, progress.on_start, groups)
+            jobs = [p.job for p in pending]
+            run_all(jobs, options.jobs, done, lambda job: progress.started(job.key), groups)
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM turned into one: keep what finished
             interrupted = exc
         for run in list(finished):
@@ -388,6 +381,7 @@ def run_checks(
         duration_s=time.monotonic() - start,
         interrupted=interrupted,
         transient=any(run.timed_out for run in finished) if pending else False,
+        jobs=options.jobs,
     )
 
 

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.canaries import CANARY_DIR
+from inductor_doctor.target import marker, script
 
-HARNESS = CANARY_DIR / "_harness.py"
-MARKER = "@@INDUCTOR_DOCTOR_RESULT@@"
+HARNESS = script("harness.py")
+MARKER = marker("harness.py")
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 64 * 1024
 

@@ -1,0 +1,185 @@
+"""The flow of `check`: select, cache, probe, engine, suppressions, and the `check` document.
+
+This is the only place that ties the pieces together; each piece stays testable on its own.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from inductor_doctor import __version__
+from inductor_doctor.check.devices import DeviceFilter
+from inductor_doctor.check.engine import CheckResult, Progress
+from inductor_doctor.model import (
+    Basis,
+    ExitCode,
+    Finding,
+    KnownIssue,
+    Report,
+    Status,
+    UsageError,
+)
+from inductor_doctor.probe.command import environment_of
+from inductor_doctor.probe.host import host_info
+from inductor_doctor.probe.target import resolve_python
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so that the same clean-up path kills every canary."""
+
+
+@dataclass
+class CheckRequest:
+    python: Optional[str] = None
+    static: bool = False
+    deep: bool = False
+    timeout_s: Optional[float] = None
+    jobs: Optional[int] = None
+    only: Sequence[str] = ()
+    skip: Sequence[str] = ()
+    use_cache: bool = True
+    suppress: Sequence[str] = ()
+    config: Optional[Path] = None
+    live: bool = True  # check always includes the live facts, except with --static
+    extra_meta: Dict[str, Any] = field(default_factory=dict)
+    #: This check's share of the devices (one torchrun rank's, say); None checks every device here.
+    devices: Optional[DeviceFilter] = None
+
+
+def select_issues(only: Sequence[str], skip: Sequence[str]) -> List[KnownIssue]:
+    """The issues to check; an unknown id in --only/--skip is a usage error naming the closest ones."""
+    from inductor_doctor.kb import registry
+
+    reg = registry()
+    chosen: Dict[str, KnownIssue] = {}
+    for name in only:
+        issue = reg.find(name)
+        if issue is None:
+            raise UsageError(_unknown(name, reg.closest(name)))
+        chosen[issue.id] = issue
+    skipped = set()
+    for name in skip:
+        issue = reg.find(name)
+        if issue is None:
+            raise UsageError(_unknown(name, reg.closest(name)))
+        skipped.add(issue.id)
+    base = list(chosen.values()) if only else list(reg)
+    return [i for i in base if i.id not in skipped]
+
+
+def _unknown(name: str, closest: Sequence[str]) -> str:
+    hint = f"; did you mean {', '.join(closest)}?" if closest else "; see `inductor-doctor list`"
+    return f"unknown issue {name!r}{hint}"
+
+
+def _install_sigterm() -> Any:
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated()
+
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread
+        return None
+
+
+def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Report:
+    """Probe, check every selected issue on every device, and return the `check` document.
+
+    `progress` receives the canaries' start and end (the CLI's display); this function never prints.
+    """
+    from inductor_doctor.check import cache
+    from inductor_doctor.check.suppressions import apply_suppressions, load_suppressions
+    from inductor_doctor.kb import registry
+
+    start = time.monotonic()
+    issues = select_issues(request.only, request.skip)
+    python = resolve_python(request.python)
+    suppressions = load_suppressions(request.config, request.suppress)
+    options: Dict[str, Any] = {
+        "static": request.static,
+        "deep": request.deep,
+        "timeout": request.timeout_s,
+        "issues": sorted(i.id for i in issues),
+    }
+    share = request.devices
+    if share is not None:
+        options["devices"] = share.key
+        issues = share.issues(issues)
+    meta: Dict[str, Any] = {"cached": False, **request.extra_meta}
+    plugin_errors = registry().plugin_errors
+    if plugin_errors:
+        meta["plugin_errors"] = [{"entry_point": n, "error": e} for n, e in plugin_errors]
+
+    key = cache.fingerprint(python, options) if request.use_cache else None
+    cached = cache.load(key) if key else None
+    if cached is not None:
+        findings = [Finding.from_dict(d) for d in cached["results"]]
+        findings, notes = apply_suppressions(findings, suppressions)
+        # The verdicts are the cached run's; who is asking (host, torchrun rank) is this run's.
+        meta = {**cached.get("meta", {}), **meta, "cached": True, "suppression_notes": notes}
+        meta["duration_s"] = round(time.monotonic() - start, 3)
+        environment = {**cached["environment"], "host": host_info()}
+        return _report(environment, findings, meta)
+
+    facts, result, findings = _examine(request, python, issues, progress)
+    environment = environment_of(facts)
+    meta["duration_s"] = round(time.monotonic() - start, 3)
+    meta["probe_duration_s"] = round(facts.duration_s, 3)
+    meta["static"] = request.static
+    if result is not None:
+        meta["jobs"] = result.jobs
+        meta["canaries_run"] = result.canaries_run
+    interrupted = result.interrupted if result is not None else None
+    if interrupted is not None:
+        meta["interrupted"] = True
+        meta["exit_code"] = int(
+            ExitCode.TERMINATED if isinstance(interrupted, Terminated) else ExitCode.INTERRUPTED
+        )
+    elif key and not facts.python.error and not (result is not None and result.transient):
+        why = cache.store(key, _report(environment, findings, meta).to_dict())
+        if why:
+            meta["cache_note"] = why
+    findings, notes = apply_suppressions(findings, suppressions)
+    if notes:
+        meta["suppression_notes"] = notes
+    return _report(environment, findings, meta)
+
+
+def _examine(
+    request: CheckRequest, python: str, issues: Sequence[KnownIssue], progress: Optional[Progress]
+) -> Tuple[Any, Optional[CheckResult], List[Finding]]:
+    """The probe, then the engine: (facts, the engine's result or None, findings)."""
+    from inductor_doctor.check.engine import CheckOptions, run_checks
+    from inductor_doctor.check.runner import default_jobs
+    from inductor_doctor.probe import gather
+
+    previous = _install_sigterm()
+    try:
+        facts = gather(python, live=request.live and not request.static, use_cache=request.use_cache)
+        share = request.devices
+        if share is not None:
+            share.facts(facts)
+        if facts.python.error:
+            why = f"could not run the target interpreter: {facts.python.error}"
+            findings = [Finding(i.id, i.title, "toolchain", Status.INCONCLUSIVE, Basis.STATIC, why,
+                                i.severity, upstream=i.upstream) for i in issues]
+            return facts, None, findings
+        jobs = request.jobs or default_jobs(len(facts.gpus))
+        options = CheckOptions(python=python, static=request.static, deep=request.deep,
+                               timeout_s=request.timeout_s, jobs=jobs)
+        result = run_checks(facts, issues, options, progress)
+        findings = result.findings if share is None else share.findings(result.findings)
+        return facts, result, findings
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _report(environment: Dict[str, Any], findings: Sequence[Finding], meta: Dict[str, Any]) -> Report:
+    from inductor_doctor.kb import KB_VERSION
+
+    return Report("check", environment, list(findings), __version__, KB_VERSION, meta)

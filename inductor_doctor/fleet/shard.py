@@ -1,0 +1,31 @@
+"""Which devices one torchrun rank checks, so that a node's ranks split its work instead of repeating it.
+
+With `--nproc-per-node 8` on an 8-GPU node, every rank checking every GPU would run each canary 64
+times. Instead local rank `i` of `n` checks the GPUs whose index is `i` modulo `n` (one GPU each
+when `n` equals the GPU count, all of them with `--nproc-per-node 1`), and only local rank 0
+checks the node-wide devices (`cpu`, `toolchain`, `xla`).
+"""
+
+from __future__ import annotations
+
+from typing import Tuple
+
+from inductor_doctor.check.devices import DeviceFilter
+
+Shard = Tuple[int, int]  # (local rank, local world size)
+
+
+def valid(shard: Shard) -> bool:
+    rank, size = shard
+    return size >= 1 and 0 <= rank < size
+
+
+def keep_gpu(index: int, shard: Shard) -> bool:
+    rank, size = shard
+    return index % size == rank
+
+
+def device_filter(shard: Shard) -> DeviceFilter:
+    rank, size = shard
+    return DeviceFilter(lambda index: keep_gpu(index, shard), node_wide=rank == 0,
+                        key=f"local rank {rank} of {size}")

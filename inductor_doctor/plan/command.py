@@ -1,0 +1,173 @@
+"""`plan`: which known issues a planned stack would hit, decided before anything is installed.
+
+A `docker build` should fail at its first line, not after a 3 GB torch download, when the pins in
+`requirements.txt` are known to break `torch.compile`. So `plan` reads specs and requirements
+files, resolves each range over the real releases in `kb/_releases.py`, and asks each known issue:
+do *all* versions the range allows hit you (`affected`), *some* (`likely`), or *none* (`ok`)? A
+component the plan does not contain is `not-applicable`. By default an issue is judged on its
+`affected` specifiers; an issue that also depends on the compiler, flags, GPU, driver or Python
+sets a `predict` hook that reads a `PlanInput`.
+
+This module imports nothing heavy and runs nothing: no torch, no compiler, no network.
+"""
+
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+
+from inductor_doctor.kb._releases import RELEASES_AS_OF
+from inductor_doctor.model import (
+    Basis,
+    DeviceKind,
+    Finding,
+    KnownIssue,
+    Report,
+    RuleOutcome,
+    Severity,
+    Status,
+    UsageError,
+)
+from inductor_doctor.plan.inputs import PlanInput, PlannedPackage, predict_from_versions
+from inductor_doctor.plan.resolve import PlanRequest, build_input
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.kb import Registry
+
+
+def _device(issue: KnownIssue) -> str:
+    """Plan findings name the device kind (no device exists yet): `cuda`, `xla`, `toolchain`."""
+    if not issue.devices:
+        return "toolchain"
+    if DeviceKind.TOOLCHAIN in issue.devices:
+        return DeviceKind.TOOLCHAIN.value
+    return issue.devices[0].value
+
+
+def predict_issue(inp: PlanInput, issue: KnownIssue) -> List[Finding]:
+    """One issue's findings: its hook's outcomes, or the default version prediction."""
+    start = time.perf_counter()
+    hook = getattr(issue, "predict", None)
+    if hook is not None:
+        try:
+            outcomes = list(hook(inp))
+        except Exception as exc:  # a plugin's bug must not take the whole plan down
+            outcomes = [
+                RuleOutcome(Status.INCONCLUSIVE, f"the prediction failed: {type(exc).__name__}: {exc}")
+            ]
+        if not outcomes:
+            outcomes = [RuleOutcome(Status.NOT_APPLICABLE, "nothing in the plan concerns this issue")]
+    else:
+        outcomes = predict_from_versions(inp, issue)
+    elapsed = time.perf_counter() - start
+    return [
+        Finding(
+            id=issue.id,
+            title=issue.title,
+            device=o.device or _device(issue),
+            status=o.status,
+            basis=Basis.VERSION,
+            reason=o.reason,
+            severity=issue.severity,
+            workarounds=issue.workarounds if o.status in (Status.AFFECTED, Status.LIKELY) else (),
+            upstream=issue.upstream,
+            duration_s=elapsed / len(outcomes),
+        )
+        for o in outcomes
+    ]
+
+
+def _planned_version(p: Optional[PlannedPackage]) -> Optional[Dict[str, Any]]:
+    if p is None:
+        return None
+    if p.resolved == "pin":
+        version = p.candidates[0]
+    else:
+        version = p.describe()[len(p.name) :].strip() if p.written.startswith(p.name) else p.describe()
+    return {"version": version or "any", "planned": True}
+
+
+def _environment(inp: PlanInput, files: Sequence[str], specs: Sequence[str]) -> Dict[str, Any]:
+    """The planned stack, in the probe's shape where it overlaps (so renderers show it), plus
+    `plan`: every package with the versions judged and where its requirement came from."""
+    gpus = []
+    if inp.gpu_sm is not None:
+        sm = f"{inp.gpu_sm // 10}.{inp.gpu_sm % 10}"
+        gpus.append({"index": 0, "name": f"sm_{inp.gpu_sm}", "sm": sm})
+    return {
+        "python": {
+            "version": inp.python_version + ("t" if inp.free_threaded else ""),
+            "platform": inp.platform,
+            "free_threaded": inp.free_threaded,
+        },
+        "torch": _planned_version(inp.package("torch")),
+        "triton": _planned_version(inp.package("triton")),
+        "xla": _planned_version(inp.package("torch-xla")),
+        "cuda": {"runtime_version": inp.cuda, "driver_version": inp.driver, "gpus": gpus},
+        "cxx": (
+            {
+                "command": inp.cxx.command,
+                "kind": inp.cxx.kind,
+                "version": inp.cxx.version,
+                "flags": list(inp.cxxflags),
+            }
+            if inp.cxx
+            else {"command": None, "flags": list(inp.cxxflags)}
+        ),
+        "plan": {
+            "specs": list(specs),
+            "requirement_files": list(files),
+            "packages": {
+                name: {
+                    "specifier": p.specifier,
+                    "versions": list(p.candidates),
+                    "resolved": p.resolved,
+                    "sources": list(p.sources),
+                    "inferred_from": p.inferred_from,
+                }
+                for name, p in sorted(inp.packages.items())
+            },
+            "releases_as_of": RELEASES_AS_OF,
+        },
+    }
+
+
+def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Report:
+    """Predict every known issue for the planned stack; `meta["predicted"]` drives exit code 1.
+
+    Warning-severity predictions are reported but, as in `check`, do not fail the plan.
+    """
+    from inductor_doctor import __version__
+    from inductor_doctor.kb import KB_VERSION
+    from inductor_doctor.kb import registry as default_registry
+
+    if not request.specs and not request.requirement_files:
+        raise UsageError(
+            "plan needs SPECs or -r FILE — e.g. `inductor-doctor plan torch==2.5.1 triton==3.1.0`"
+        )
+    inp, files, ignored = build_input(request)
+    reg = registry if registry is not None else default_registry()
+    findings: List[Finding] = []
+    for issue in reg:
+        findings.extend(predict_issue(inp, issue))
+    findings.sort(key=lambda f: (-f.status.rank, f.id, f.device))
+    predicted = [
+        f.id
+        for f in findings
+        if f.status in (Status.AFFECTED, Status.LIKELY) and f.severity is Severity.ERROR
+    ]
+    meta = {
+        "predicted": bool(predicted),
+        "predicted_ids": sorted(set(predicted)),
+        "ignored": list(ignored),
+        "releases_as_of": RELEASES_AS_OF,
+    }
+    return Report(
+        command="plan",
+        environment=_environment(inp, files, request.specs),
+        findings=findings,
+        tool_version=__version__,
+        kb_version=KB_VERSION,
+        meta=meta,
+    )

@@ -1,0 +1,33 @@
+"""`probe`: the toolchain report alone, as a document (`Report` with no findings)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from inductor_doctor import __version__
+from inductor_doctor.model import Report
+from inductor_doctor.probe.host import host_info
+
+
+def environment_of(facts: Any) -> Dict[str, Any]:
+    """A report's `environment`: the facts, and the host that gathered them."""
+    env = facts.to_dict()
+    env["host"] = host_info()
+    return env
+
+
+def probe_report(python: Optional[str] = None, live: bool = False) -> Report:
+    from inductor_doctor.kb import KB_VERSION
+    from inductor_doctor.probe import gather
+    from inductor_doctor.probe.target import resolve_python
+
+    target = resolve_python(python)
+    facts = gather(target, live=live)
+    return Report(
+        command="probe",
+        environment=environment_of(facts),
+        findings=[],
+        tool_version=__version__,
+        kb_version=KB_VERSION,
+        meta={"live": live, "duration_s": round(facts.duration_s, 3)},
+    )

@@ -1,0 +1,124 @@
+"""What only a live torch knows: run by the target interpreter, never imported by the doctor.
+
+It prints a first JSON line *before* `import torch` and a second one at the end, so that a torch
+whose import kills the process (a segfault in a CUDA library, an abort) is recognised by the missing
+second line. The shared libraries are read from `/proc/self/maps` after cuDNN was asked for its
+version: what the process loaded, which is not necessarily what `ldconfig` or `pip list` suggest
+(pytorch/pytorch#78489). Python 3.8 syntax.
+"""
+
+import json
+import os
+import sys
+import traceback
+
+MARKER = "@@INDUCTOR_DOCTOR_LIVE@@"
+#: The libraries whose loaded copy matters (basename substrings).
+KEEP = ("libstdc++", "libgcc_s", "libgomp", "libiomp", "libomp", "libcudnn", "libcudart", "libcublas",
+        "libnccl", "libcuda.so", "libnvrtc", "libtorch", "libc10", "libtriton", "libpython", "libtpu",
+        "_XLAC")
+
+
+def emit(d):
+    sys.stdout.write("\n" + MARKER + json.dumps(d) + "\n")
+    sys.stdout.flush()
+
+
+def err(exc):
+    lines = str(exc).strip().splitlines()
+    return "{}: {}".format(type(exc).__name__, lines[0] if lines else "")
+
+
+def maps():
+    """The shared objects this process has mapped, in load order."""
+    seen = []
+    with open("/proc/self/maps") as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) == 6 and parts[5].strip().startswith("/") and ".so" in parts[5]:
+                p = parts[5].strip()
+                if p not in seen:
+                    seen.append(p)
+    return seen
+
+
+def devices(torch, out):
+    devs = []
+    if not out.get("cuda_available"):
+        return devs
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        devs.append({"index": i, "name": p.name, "sm": f"{p.major}.{p.minor}",
+                     "memory_mib": int(p.total_memory // (1024 * 1024)),
+                     "sm_count": int(p.multi_processor_count)})
+    return devs
+
+
+def cudart_version():
+    import ctypes
+
+    for path in maps():
+        if "libcudart" in os.path.basename(path):
+            v = ctypes.c_int(0)
+            if ctypes.CDLL(path).cudaRuntimeGetVersion(ctypes.byref(v)) == 0:
+                return f"{v.value // 1000}.{(v.value % 1000) // 10}"
+    return None
+
+
+def triton_info():
+    try:
+        import triton
+    except BaseException as exc:
+        return {"import_ok": False, "import_error": err(exc)}
+    return {"import_ok": True, "version": getattr(triton, "__version__", None),
+            "path": os.path.dirname(triton.__file__)}
+
+
+def big_gpu(out):
+    if not out.get("devices"):
+        return None
+    from torch._inductor.utils import is_big_gpu
+
+    return [bool(is_big_gpu(d["index"])) for d in out["devices"]]
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    if sys.path and os.path.abspath(sys.path[0] or ".") in (here, os.getcwd()):
+        del sys.path[0]
+    out = {"stage": "import torch"}
+    emit(out)
+    try:
+        import torch
+    except BaseException as exc:
+        out.update(import_ok=False, import_error=err(exc), traceback=traceback.format_exc()[-3000:],
+                   stage="done")
+        emit(out)
+        return
+    out["import_ok"] = True
+
+    def guard(key, fn):
+        out["stage"] = key
+        try:
+            out[key] = fn()
+        except Exception as exc:
+            out.setdefault("errors", {})[key] = err(exc)
+
+    guard("torch_version", lambda: torch.__version__)
+    guard("torch_file", lambda: os.path.dirname(torch.__file__))
+    guard("cxx11_abi", lambda: bool(torch._C._GLIBCXX_USE_CXX11_ABI))
+    guard("cuda_version", lambda: torch.version.cuda)
+    guard("hip_version", lambda: getattr(torch.version, "hip", None))
+    guard("cuda_available", lambda: bool(torch.cuda.is_available()))
+    guard("devices", lambda: devices(torch, out))
+    guard("cudnn_version", lambda: torch.backends.cudnn.version() if out.get("cuda_available") else None)
+    guard("triton", triton_info)
+    guard("big_gpu", lambda: big_gpu(out))
+    guard("cudart_version", cudart_version)
+    guard("loaded", lambda: [p for p in maps() if any(k in os.path.basename(p) for k in KEEP)])
+    out["stage"] = "done"
+    emit(out)
+
+
+if __name__ == "__main__":
+    main()
