@@ -88,9 +88,27 @@ class Workaround:
     text: str
     command: Optional[str] = None
     kind: str = "other"  # env | pin | flag | code | upgrade | install | other
+    applies: Mapping[str, str] = field(default_factory=dict)  # package -> PEP 440 specifier; {}: always
 
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "command": self.command, "kind": self.kind}
+
+    def applies_to(self, versions: Mapping[str, Sequence[str]]) -> bool:
+        """Whether it can help where `versions` (package -> the versions it is or may be) are
+        installed or planned. A package whose version is unknown never hides a workaround."""
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.version import InvalidVersion, Version
+
+        for name, spec in self.applies.items():
+            candidates = versions.get(name) or ()
+            try:
+                wanted = SpecifierSet(spec)
+                parsed = [Version(Version(v).public) for v in candidates]
+            except (InvalidSpecifier, InvalidVersion):
+                continue
+            if parsed and not any(wanted.contains(v, prereleases=True) for v in parsed):
+                return False
+        return True
 
 
 @dataclass(frozen=True)

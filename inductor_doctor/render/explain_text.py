@@ -38,7 +38,8 @@ def explain_text(issue: KnownIssue, doc: Mapping[str, Any]) -> str:
             console.print()
             console.print(Text("Workarounds you can run:", style="bold"))
             for w in runnable:
-                console.print(Text(f"  # {w.text}", style="dim"))
+                only = ", ".join(f"{k}{v}" for k, v in w.applies.items())
+                console.print(Text(f"  # {w.text}" + (f" (only {only})" if only else ""), style="dim"))
                 console.print(Text(f"  {w.command}", style="cyan"))
         source = doc.get("canary_source")
         if source and issue.canary is not None:
