@@ -36,7 +36,11 @@ def main(argv: list) -> int:
                    help="also run the doctor's file readers on the files `refresh` downloaded")
     args = parser.parse_args(argv)
     if args.command == "refresh":
-        snap = refresh.build(offline=args.offline)
+        try:
+            snap = refresh.build(offline=args.offline)
+        except (refresh.RefreshError, RuntimeError, OSError) as exc:
+            print(f"release_audit: {exc}", file=sys.stderr)
+            return 2
         refresh.write(snap, args.output)
         print(f"wrote {args.output}: torch {len(snap['torch'])} releases, triton {len(snap['triton'])}, "
               f"{len(snap['ptxas'])} ptxas binaries")

@@ -54,11 +54,16 @@ def needed_driver(ptxas_cuda: Tuple[int, ...]) -> str:
 
 
 def _driver_cuda(facts: Facts) -> Optional[Tuple[int, ...]]:
+    """The CUDA release the driver supports: nvidia-smi's, else the newest whose toolkit driver
+    the installed one is at least (NVIDIA's table), else (older than every entry) CUDA 11."""
     dv = version_tuple(facts.cuda.driver_cuda_version, 2)
     if dv is None and facts.cuda.driver_version:
-        from inductor_doctor.kb._releases import cuda_of_driver
+        from inductor_doctor.kb._releases import CUDA_MIN_DRIVER, cuda_of_driver
 
         dv = version_tuple(cuda_of_driver(facts.cuda.driver_version), 2)
+        have = version_tuple(facts.cuda.driver_version, 3)
+        if dv is None and have is not None and have < version_tuple(CUDA_MIN_DRIVER["12.0"], 3):
+            dv = (11, 0)  # below 12.0's driver: CUDA 11 at most; the major release is what counts
     return dv
 
 
@@ -68,7 +73,8 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if not facts.gpus and not facts.cuda.driver_version:
         return no_gpu("no NVIDIA driver here: Triton's kernels are loaded only on a GPU")
     dv = _driver_cuda(facts)
-    drv = f"driver {facts.cuda.driver_version or '?'}" + (f" (CUDA {dotted(dv)})" if dv else "")
+    shown = "11.x or older" if dv == (11, 0) and not facts.cuda.driver_cuda_version else dotted(dv or ())
+    drv = f"driver {facts.cuda.driver_version or '?'}" + (f" (CUDA {shown})" if dv else "")
     targets: List[Tuple[Optional[str], Optional[int]]] = [(g.device, _arch(g)) for g in facts.gpus]
     out = []
     for device, arch in targets or [(None, None)]:
@@ -103,17 +109,19 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan --gpu sm_90 --driver 570.86.15 triton==3.9.0`: the bundled ptxas each planned Triton
     runs for the GPU, as the release audit read it, against the driver's CUDA major release."""
-    from inductor_doctor.kb._releases import cuda_of_driver, ptxas_binary, triton_release
+    from inductor_doctor.kb._releases import family_driver, ptxas_binary, triton_release
 
     triton = inp.package("triton")
     if triton is None or inp.driver is None:
         return [RuleOutcome(Status.NOT_APPLICABLE, "needs a Triton and --driver in the plan", Basis.VERSION)]
-    dv = version_tuple(cuda_of_driver(inp.driver), 2)
-    if dv is None or not triton.version_known:
-        return [RuleOutcome(Status.INCONCLUSIVE, f"cannot tell which CUDA driver {inp.driver} is, or which "
-                            "Triton is planned", Basis.VERSION)]
+    if not triton.version_known:
+        return [RuleOutcome(Status.INCONCLUSIVE, "the planned Triton version is unknown; pin it to decide",
+                            Basis.VERSION)]
+    have = version_tuple(inp.driver, 3)
     arch = inp.gpu_sm
-    newer, fine, unknown = [], [], []
+    newer: List[str] = []
+    fine: List[str] = []
+    unknown: List[str] = []
     for version in triton.candidates:
         found = triton_release(version)
         if found is None:
@@ -124,12 +132,13 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
         key = "ptxas_blackwell" if bw and arch is not None and arch >= bw["from_arch"] else "ptxas"
         binary = ptxas_binary(entry[key]["sha256"])
         pv = version_tuple(binary["release"], 2) if binary else None
-        if pv is None:
+        floor = family_driver(binary["release"]) if binary else None
+        if pv is None or floor is None or have is None:
             unknown.append(version)
-        elif dv[0] < pv[0]:
+        elif have < version_tuple(floor, 3):
             newer.append(f"triton {version} runs a CUDA {dotted(pv)} {key.replace('_', '-')} for "
-                         f"{'sm_' + str(arch) if arch else 'the GPU'}; driver {inp.driver} is CUDA "
-                         f"{dotted(dv)} and needs to be {needed_driver(pv)}")
+                         f"{'sm_' + str(arch) if arch else 'the GPU'}; driver {inp.driver} is older than "
+                         f"{needed_driver(pv)}")
         else:
             fine.append(version)
     if newer:
@@ -139,8 +148,8 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
         return [RuleOutcome(Status.INCONCLUSIVE, f"triton {', '.join(unknown[:3])} is not in the release "
                             "snapshot", Basis.VERSION)]
     gpu = "" if arch is not None else " (pass --gpu: Triton 3.3 and later pick the ptxas per GPU)"
-    return [RuleOutcome(Status.OK, f"driver {inp.driver} (CUDA {dotted(dv)}) loads what the planned Triton's "
-                        f"ptxas builds{gpu}", Basis.VERSION)]
+    return [RuleOutcome(Status.OK, f"driver {inp.driver} loads what the planned Triton's ptxas builds{gpu}",
+                        Basis.VERSION)]
 
 
 ISSUE = KnownIssue(

@@ -190,8 +190,8 @@ def _check_override_workarounds(snap: Snapshot) -> List[str]:
                 shown = {v for v in every if spec.contains(v)}
                 if shown != readers.get(env, set()):
                     wanted = sorted(readers.get(env, set()), key=Version)
-                bad.append(f"{issue.id}: the workaround setting {env} applies to triton "
-                           f"{sorted(shown, key=Version)}, but {wanted} read it")
+                    bad.append(f"{issue.id}: the workaround setting {env} applies to triton "
+                               f"{sorted(shown, key=Version)}, but {wanted} read it")
     return bad
 
 

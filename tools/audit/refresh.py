@@ -26,6 +26,10 @@ PREFERRED_PYTHONS = ("cp312", "cp311", "cp313", "cp314", "cp310", "cp315")
 EXTRACTOR_VERSION = 1
 
 
+class RefreshError(Exception):
+    """A release the audit cannot read: one line naming the release and what to update."""
+
+
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -139,7 +143,7 @@ def audit_triton(index: Dict[str, Any], version: str, ptxas: Dict[str, Any]) -> 
             if sha not in ptxas:
                 binary = wheel.member(facts[key]["member"])
                 assert binary is not None
-                log(f"  running {facts[key]['member']} ({sha[:12]})")
+                log(f"  ptxas {facts[key]['member']} ({sha[:12]})")
                 ptxas[sha] = _cached("ptxas", sha, lambda b=binary: ptxas_run.facts(b))
     return {"wheel": wheel.filename, "sha256": wheel.sha256, **facts}
 
@@ -159,11 +163,17 @@ def build(offline: bool = False) -> Dict[str, Any]:
     for v in listed["torch"]:
         if Version(v) >= FIRST["torch"]:
             log(f"torch {v}")
-            snapshot["torch"][v] = audit_torch(indexes["torch"], v)
+            try:
+                snapshot["torch"][v] = audit_torch(indexes["torch"], v)
+            except torch_facts.Unreadable as exc:
+                raise RefreshError(f"torch {v}: {exc}; update tools/audit/torch_facts.py") from None
     for v in listed["triton"]:
         if Version(v) >= FIRST["triton"]:
             log(f"triton {v}")
-            snapshot["triton"][v] = audit_triton(indexes["triton"], v, snapshot["ptxas"])
+            try:
+                snapshot["triton"][v] = audit_triton(indexes["triton"], v, snapshot["ptxas"])
+            except triton_facts.Unreadable as exc:
+                raise RefreshError(f"triton {v}: {exc}; update tools/audit/triton_facts.py") from None
     snapshot["ptxas"] = dict(sorted(snapshot["ptxas"].items(), key=lambda kv: Version(kv[1]["version"])))
     return snapshot
 
