@@ -228,6 +228,7 @@ def check_readers(snap: Snapshot) -> List[str]:
     """The doctor's own file readers, run on the real files the refresh cached."""
     from audit import remote
     from inductor_doctor.kb import _ptxas, compiler_too_old, python_unsupported_by_dynamo
+    from inductor_doctor.probe.abi import extension_std
     from inductor_doctor.probe.facts import Facts, PythonInfo, TorchInfo, TritonInfo
 
     bad = []
@@ -252,6 +253,9 @@ def check_readers(snap: Snapshot) -> List[str]:
         if compiler_too_old.cxx_standard(facts) != entry["cxx_std"]["std"]:
             bad.append(f"compiler-too-old.cxx_standard() reads {compiler_too_old.cxx_standard(facts)} from "
                        f"torch {version}, the audit {entry['cxx_std']['std']}")
+        if extension_std(str(base)) != entry["extension_std"]["std"]:
+            bad.append(f"probe/abi.extension_std() reads {extension_std(str(base))} from torch {version}'s "
+                       f"cpp_extension.py, the audit {entry['extension_std']['std']}")
         for kind in ("gcc", "clang"):
             if compiler_too_old.header_floor(facts, kind) != entry["header_floor"][kind]:
                 bad.append(f"compiler-too-old.header_floor({kind}) disagrees with the audit on torch "

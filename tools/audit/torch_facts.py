@@ -21,6 +21,7 @@ FILES = (
     "torch/include/ATen/core/TensorBase.h",
     "torch/_inductor/utils.py",
     "torch/_inductor/scheduler.py",
+    "torch/utils/cpp_extension.py",
 )
 
 
@@ -43,6 +44,7 @@ _STD_FLAG = re.compile(r"-std=(c\+\+\d+)")
 _GCC_FLOOR = re.compile(r"!defined\(__clang__\)[^#]*?__GNUC__ < (\d+)", re.S)
 _CLANG_FLOOR = re.compile(r"defined\(__clang__\) && __clang_major__ < (\d+)")
 _TYPED_CONST_DATA_PTR = re.compile(r"template\s*<(?P<params>[^;{}]*?)>\s*const T\* const_data_ptr\(\) const")
+_JIT_STD = re.compile(r"cflags = common_cflags \+ \['-fPIC', '-std=(c\+\+\d+)'\]")
 _MIN_SMS = re.compile(r"min_sms\s*=\s*(?:\d+\s+if\s+[^\n]*?\s+else\s+)?(\d+)")
 _OLD_SMS = re.compile(r"(?:cores|sms)\s*<\s*(\d+)")
 
@@ -99,6 +101,14 @@ def cxx_standard(read: Read) -> Dict[str, Any]:
     if m:
         return {"std": m.group(1), "file": "torch/_inductor/codecache.py", "where": "cpp_flags"}
     raise Unreadable("found neither _get_cpp_std_cflag nor cpp_flags' -std=")
+
+
+def extension_std(read: Read) -> Dict[str, Any]:
+    """The `-std=` torch.utils.cpp_extension compiles C++ extensions with on Linux (JIT builds)."""
+    m = _JIT_STD.search(read("torch/utils/cpp_extension.py") or "")
+    if not m:
+        raise Unreadable("torch/utils/cpp_extension.py: no `common_cflags + ['-fPIC', '-std=...']`")
+    return {"std": m.group(1), "file": "torch/utils/cpp_extension.py"}
 
 
 def header_floor(read: Read) -> Dict[str, Any]:
@@ -181,6 +191,7 @@ def extract(read: Read, meta: str) -> Dict[str, Any]:
     facts["free_threaded"] = free_threaded_gate(read)
     facts["cxx_std"] = cxx_standard(read)
     facts["header_floor"] = header_floor(read)
+    facts["extension_std"] = extension_std(read)
     facts["const_data_ptr"] = const_data_ptr(read)
     facts["is_big_gpu_sms"] = is_big_gpu_sms(read)
     facts["min_capability"] = min_capability(read)
