@@ -196,8 +196,10 @@ ISSUE = KnownIssue(
     ),
     workarounds=(
         Workaround("Upgrade torch to a release whose Dynamo supports this Python (3.11: torch >= 2.1, 3.12: "
-                   ">= 2.4, 3.13: >= 2.6, 3.14: >= 2.10, 3.15: >= 2.15; free-threaded 3.13t: >= 2.8 on "
-                   "CPython >= 3.13.3)", 'pip install -U "torch>=2.10"', "upgrade"),
+                   ">= 2.4, 3.13: >= 2.6; free-threaded 3.13t: >= 2.8 on CPython >= 3.13.3)",
+                   'pip install -U "torch>=2.6"', "upgrade"),
+        Workaround("Python 3.14 needs torch >= 2.10 (torch 2.9 ships 3.14 wheels but refuses it), "
+                   "Python 3.15 torch >= 2.15", 'pip install -U "torch>=2.10"', "upgrade"),
         Workaround("Or run on an older Python (a venv with python3.11, for example)", None, "other"),
     ),
     rule=rule,
