@@ -144,15 +144,18 @@ def ptxas_for(facts: Facts, arch: Optional[int] = None) -> Ptxas:
         env = facts.env.get(rule.blackwell_env or "")
         if env and os.path.isfile(env):
             return Ptxas(env, release_of(env), rule.blackwell_env or "", gpu_name, None, False, rule)
+        if env:
+            ignored = f"{rule.blackwell_env}={env} is not a file, so Triton uses its bundled one"
         path = _bundled(facts, "ptxas-blackwell")
         return Ptxas(path, release_of(path) or _snapshot_release(rule, "ptxas_blackwell"),
                      "bundled ptxas-blackwell", gpu_name, ignored, True, rule)
     env = facts.env.get(PLAIN_ENV)
     if env and os.path.isfile(env):
         return Ptxas(env, release_of(env) or _known(facts, env), PLAIN_ENV, gpu_name, None, False, rule)
+    ignored = f"{PLAIN_ENV}={env} is not a file, so Triton uses its bundled one" if env else None
     path = _bundled(facts, "ptxas")
     release = _known(facts, path) or release_of(path) or _snapshot_release(rule, "ptxas")
-    return Ptxas(path, release, "bundled ptxas", gpu_name, None, True, rule)
+    return Ptxas(path, release, "bundled ptxas", gpu_name, ignored, True, rule)
 
 
 def _snapshot_release(rule: Scheme, key: str) -> Optional[str]:
