@@ -66,7 +66,11 @@ def gil_floor(facts: Facts) -> Optional[Tuple[Optional[Tuple[int, int, int]], st
 
 
 def _parse_gate(gate: Optional[str]) -> Optional[Tuple[int, int, int]]:
-    return tuple(int(x) for x in gate[1:].split(".")) if gate and gate.startswith("<") else None  # type: ignore[return-value]
+    """`<3.13.3` -> (3, 13, 3); `always` -> None (no CPython is allowed)."""
+    if not gate or not gate.startswith("<"):
+        return None
+    major, minor, micro = (int(x) for x in gate[1:].split("."))
+    return major, minor, micro
 
 
 def from_snapshot(torch_version: Optional[str]) -> Optional[Dict[str, Any]]:
