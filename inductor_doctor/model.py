@@ -87,9 +87,27 @@ class Workaround:
     text: str
     command: Optional[str] = None
     kind: str = "other"  # env | pin | flag | code | upgrade | install | other
+    applies: Mapping[str, str] = field(default_factory=dict)  # package -> PEP 440 specifier; {}: always
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "command": self.command, "kind": self.kind}
+        return {"text": self.text, "command": self.command, "kind": self.kind, "applies": dict(self.applies)}
+
+    def applies_to(self, versions: Mapping[str, Sequence[str]]) -> bool:
+        """Whether it can help where `versions` (package -> the versions it is or may be) are
+        installed or planned. A package whose version is unknown never hides a workaround."""
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.version import InvalidVersion, Version
+
+        for name, spec in self.applies.items():
+            candidates = versions.get(name) or ()
+            try:
+                wanted = SpecifierSet(spec)
+                parsed = [Version(Version(v).public) for v in candidates]
+            except (InvalidSpecifier, InvalidVersion):
+                continue
+            if parsed and not any(wanted.contains(v, prereleases=True) for v in parsed):
+                return False
+        return True
 
 
 @dataclass(frozen=True)
@@ -278,7 +296,7 @@ class Finding:
             reason=d["reason"],
             severity=Severity(d.get("severity", "error")),
             workarounds=tuple(
-                Workaround(w["text"], w.get("command"), w.get("kind", "other"))
+                Workaround(w["text"], w.get("command"), w.get("kind", "other"), dict(w.get("applies") or {}))
                 for w in d.get("workarounds", [])
             ),
             upstream=tuple(d.get("upstream", [])),

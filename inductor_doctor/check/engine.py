@@ -375,14 +375,22 @@ def run_checks(
                     p.issue, p.device, Status.INCONCLUSIVE, Basis.CANARY, "interrupted before the canary ran"
                 ),
             )
+    installed = {name: [info.version] for name, info in (("torch", facts.torch), ("triton", facts.triton),
+                                                          ("torch-xla", facts.xla)) if info and info.version}
     return CheckResult(
-        findings=[findings[k] for k in order],
+        findings=[_applicable(findings[k], installed) for k in order],
         canaries_run=len(pending),
         duration_s=time.monotonic() - start,
         interrupted=interrupted,
         transient=any(run.timed_out for run in finished) if pending else False,
         jobs=options.jobs,
     )
+
+
+def _applicable(finding: Finding, installed: Dict[str, List[str]]) -> Finding:
+    """Drop the workarounds that cannot help with the installed releases (`Workaround.applies`)."""
+    kept = tuple(w for w in finding.workarounds if w.applies_to(installed))
+    return finding if len(kept) == len(finding.workarounds) else replace(finding, workarounds=kept)
 
 
 def with_suppression(finding: Finding, reason: Optional[str]) -> Finding:

@@ -43,30 +43,6 @@ def triton_source(facts: Facts, *parts: str) -> Optional[str]:
     return read_text(os.path.join(facts.triton.path, *parts))
 
 
-def file_contains(path: Optional[str], needle: bytes, chunk: int = 1 << 20) -> Optional[bool]:
-    """Whether a (binary) file holds `needle` followed by a non-digit; None when unreadable.
-
-    Used on ptxas: its accepted `--gpu-name` values are plain strings in the executable.
-    """
-    if not path:
-        return None
-    inside = re.compile(re.escape(needle) + rb"[^0-9]")  # needs the byte after it: never at a cut
-    at_end = re.compile(re.escape(needle) + rb"(?:[^0-9]|\Z)")
-    carry = b""
-    try:
-        with open(path, "rb") as f:
-            while True:
-                block = f.read(chunk)
-                data = carry + block
-                if not block:
-                    return bool(at_end.search(data))
-                if inside.search(data):
-                    return True
-                carry = data[-len(needle):]
-    except OSError:
-        return None
-
-
 def version_tuple(text: Optional[str], parts: int = 3) -> Optional[Tuple[int, ...]]:
     """`"12.4.99"` → (12, 4, 99); `"12.4"` → (12, 4, 0); None for anything without a leading number."""
     if not text:

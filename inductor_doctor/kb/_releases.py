@@ -1,63 +1,108 @@
-"""Real release versions of the compile stack, shipped as data so that `plan` works offline.
+"""Real releases of the compile stack and what their files say, shipped as data so that `plan` works
+offline and a rule can answer for a torch or Triton whose files it cannot read.
 
-`plan` resolves a range such as `torch>=2.4,<2.7` against these lists to decide whether *every*
-version the range allows hits a known issue (`affected`) or only *some* do (`likely`). The lists
-hold final releases only, as PyPI serves them (gathered with `pip index versions <name>` and the
-wheels' own `Requires-Dist` metadata, 2026-11); pre-releases and nightlies are never enumerated,
-but a pin to one (`torch==2.8.0.dev20250410`) is still judged exactly.
+Everything here comes from `_data/releases.json`, a snapshot that `tools/release_audit.py refresh`
+builds from PyPI: the final releases of torch, Triton and torch_xla, and for every torch and Triton
+release from 2.0 on, the facts read from one Linux x86_64 wheel (its METADATA, a few source files,
+and every bundled ptxas, run with `--version` and `--gpu-name`), with each file's sha256. Tables
+derived from it cannot drift from it; `tools/release_audit.py check` (and the test suite) compares
+the hand-written ones with it.
 
-Refresh when a release ships: add it to `RELEASES`, and its Triton pin to `TORCH_TRITON_PIN`.
+The snapshot is read on first use only: `list` and `explain` never parse it.
 Keys are canonical distribution names (PEP 503: lower case, `-` for `_` and `.`).
 """
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+import json
+import os
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple
 
-#: When this table was last brought up to date (shown in `plan` reports).
-RELEASES_AS_OF = "2026-11-22"
+from packaging.version import InvalidVersion, Version
 
-RELEASES: Dict[str, Tuple[str, ...]] = {
-    "torch": (
-        "1.0.0", "1.0.1", "1.1.0", "1.2.0", "1.3.0", "1.3.1", "1.4.0", "1.5.0", "1.5.1",
-        "1.6.0", "1.7.0", "1.7.1", "1.8.0", "1.8.1", "1.9.0", "1.9.1", "1.10.0", "1.10.1",
-        "1.10.2", "1.11.0", "1.12.0", "1.12.1", "1.13.0", "1.13.1",
-        "2.0.0", "2.0.1", "2.1.0", "2.1.1", "2.1.2", "2.2.0", "2.2.1", "2.2.2", "2.3.0", "2.3.1",
-        "2.4.0", "2.4.1", "2.5.0", "2.5.1", "2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0", "2.9.1",
-        "2.10.0", "2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1", "2.15.0",
-    ),
-    "triton": (
-        "2.0.0", "2.1.0", "2.2.0", "2.3.0", "2.3.1", "3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.3.1",
-        "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.0", "3.7.1", "3.8.0", "3.9.0",
-    ),
-    "torch-xla": (
-        "2.1.0", "2.2.0", "2.3.0", "2.4.0", "2.5.0", "2.5.1", "2.6.0", "2.6.1", "2.7.0", "2.8.0",
-        "2.8.1", "2.9.0",
-    ),
-}  # fmt: skip
+SNAPSHOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_data", "releases.json")
 
-#: The Triton each Linux torch wheel requires (its `Requires-Dist: triton...` specifier). CPU-only
-#: and non-Linux wheels require none. Missing entries are unknown, never guessed.
-TORCH_TRITON_PIN: Dict[str, str] = {
-    "2.0.0": "==2.0.0", "2.0.1": "==2.0.0",
-    "2.1.0": "==2.1.0", "2.1.1": "==2.1.0", "2.1.2": "==2.1.0",
-    "2.2.0": "==2.2.0", "2.2.1": "==2.2.0", "2.2.2": "==2.2.0",
-    "2.3.0": "==2.3.0", "2.3.1": "==2.3.1",
-    "2.4.0": "==3.0.0", "2.4.1": "==3.0.0",
-    "2.5.0": "==3.1.0", "2.5.1": "==3.1.0",
-    "2.6.0": "==3.2.0",
-    "2.7.0": "==3.3.0", "2.7.1": "==3.3.1",
-    "2.8.0": "==3.4.0",
-    "2.9.0": "==3.5.0", "2.9.1": "==3.5.1",
-    "2.10.0": "==3.6.0", "2.11.0": "==3.6.0",
-    "2.12.0": "==3.7.0", "2.12.1": "==3.7.1",
-    "2.13.0": "==3.7.1",
-    "2.14.0": "~=3.8.0",
-}  # fmt: skip
+if TYPE_CHECKING:  # pragma: no cover - typing only; computed on first access (see __getattr__)
+    #: Final releases per distribution, oldest first.
+    RELEASES: Dict[str, Tuple[str, ...]]
+    #: The Triton each Linux torch wheel requires (`Requires-Dist: triton...`), by torch release.
+    TORCH_TRITON_PIN: Dict[str, str]
+    #: When the snapshot was last refreshed from PyPI (shown in `plan` reports).
+    RELEASES_AS_OF: str
 
-#: The oldest Linux driver each CUDA toolkit release needs without the compat package
-#: (NVIDIA's CUDA Toolkit release notes, table "Toolkit Driver Version"), for hooks that
-#: compare `--cuda` against `--driver`.
+
+@lru_cache(maxsize=1)
+def snapshot() -> Dict[str, Any]:
+    with open(SNAPSHOT, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _releases() -> Dict[str, Tuple[str, ...]]:
+    return {name: tuple(versions) for name, versions in snapshot()["releases"].items()}
+
+
+def _pins() -> Dict[str, str]:
+    return {v: f["triton"] for v, f in snapshot()["torch"].items() if f.get("triton")}
+
+
+_LAZY = {"RELEASES": _releases, "TORCH_TRITON_PIN": _pins, "RELEASES_AS_OF": lambda: snapshot()["as_of"]}
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: the tables are built on first access
+    if name in _LAZY:
+        value = _LAZY[name]()
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _lookup(table: Mapping[str, Any], version: Optional[str]) -> Optional[Tuple[str, Dict[str, Any]]]:
+    """(release, facts) for `version`: the release itself, else (a nightly, a pre-release, a patch
+    release newer than the snapshot) the nearest release of the same X.Y line at or below it."""
+    if not version:
+        return None
+    try:
+        v = Version(Version(version).public)
+    except InvalidVersion:
+        return None
+    if str(v) in table:
+        return str(v), table[str(v)]
+    line = [r for r in table if Version(r).release[:2] == v.release[:2]]
+    if not line:
+        return None
+    below = [r for r in line if Version(r) <= v]
+    best = max(below, key=Version) if below else min(line, key=Version)
+    return best, table[best]
+
+
+def torch_release(version: Optional[str]) -> Optional[Tuple[str, Dict[str, Any]]]:
+    """What the snapshot read from the torch release `version` is (or is closest to)."""
+    return _lookup(snapshot()["torch"], version)
+
+
+def triton_release(version: Optional[str]) -> Optional[Tuple[str, Dict[str, Any]]]:
+    return _lookup(snapshot()["triton"], version)
+
+
+def ptxas_binary(sha256: Optional[str]) -> Optional[Dict[str, Any]]:
+    """A bundled ptxas as run by the audit: {release, version, archs: {"sm_90a": true, ...}}."""
+    return snapshot()["ptxas"].get(sha256 or "")
+
+
+def ptxas_release_accepts(release: Optional[str], gpu_name: str) -> Optional[bool]:
+    """Whether the bundled ptxas binaries of CUDA `release` ("12.8") accept `--gpu-name`; None
+    when the snapshot has none of that release, or they disagree."""
+    answers = {b["archs"].get(gpu_name) for b in snapshot()["ptxas"].values() if b["release"] == release}
+    return answers.pop() if len(answers) == 1 else None
+
+
+#: The Linux x86_64 driver each CUDA toolkit release shipped with: NVIDIA's CUDA Toolkit release
+#: notes, table "CUDA Toolkit and Corresponding Driver Versions", "Toolkit Driver Version" column
+#: (GA releases; https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/). Within a major
+#: release, CUDA minor-version compatibility lets the `X.0` driver run what a later `X.y` toolkit
+#: built (12.x: 525.60.13 and newer; 13.x: 580.65.06 and newer). From 13.4 on the toolkit no
+#: longer bundles a Linux driver, so the notes list none.
 CUDA_MIN_DRIVER: Dict[str, str] = {
     "11.8": "520.61.05",
     "12.0": "525.60.13",
@@ -70,4 +115,28 @@ CUDA_MIN_DRIVER: Dict[str, str] = {
     "12.8": "570.26",
     "12.9": "575.51.03",
     "13.0": "580.65.06",
+    "13.1": "590.44.01",
+    "13.2": "595.45.04",
+    "13.3": "610.43.02",
 }
+
+
+def _driver_tuple(text: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".") if p.isdigit())
+
+
+def family_driver(cuda: str) -> Optional[str]:
+    """The oldest driver that runs what CUDA `cuda` ("13.4") builds: its major release's `.0`."""
+    return CUDA_MIN_DRIVER.get(f"{cuda.split('.')[0]}.0")
+
+
+def cuda_of_driver(driver: Optional[str]) -> Optional[str]:
+    """The newest CUDA release in the table whose toolkit driver is no newer than `driver`."""
+    if not driver:
+        return None
+    try:
+        have = _driver_tuple(driver)
+    except ValueError:
+        return None
+    fits = [c for c, d in CUDA_MIN_DRIVER.items() if _driver_tuple(d) <= have]
+    return max(fits, key=lambda c: tuple(int(p) for p in c.split("."))) if fits else None

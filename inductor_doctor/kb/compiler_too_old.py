@@ -1,19 +1,22 @@
-"""Inductor's C++ compiler is older than this torch requires (e.g. GCC 8 with torch >= 2.3).
+"""Inductor's C++ compiler is older than this torch requires (e.g. GCC 8 with torch >= 2.2.2).
 
 Two floors, both stated by torch itself and read from its files here: its headers refuse old
-compilers outright (`c10/util/C++17.h`: "You're trying to build PyTorch with a too old version of
-GCC. We need GCC 9 or later.", and `__clang_major__ < 9`), and Inductor passes a `-std=` flag
-(`c++17`, `c++20` from torch 2.13) that a compiler must know (GCC 10 / clang 10 for `c++20`).
-A compiler below either floor fails every CPU compile: conclusive, no canary.
+compilers outright (`c10/util/C++17.h`, torch 2.2.2 to 2.11: "You're trying to build PyTorch with
+a too old version of GCC. We need GCC 9 or later.", and `__clang_major__ < 9`; GCC 5 / clang 4
+before; no such check from 2.12), and Inductor passes a `-std=` flag that a compiler must know
+(`c++17`, GCC 7 / clang 5; `c++20` from torch 2.12.0, GCC 10 / clang 10: `_get_cpp_std_cflag` in
+`_inductor/cpp_builder.py`, pytorch/pytorch#176659). Where torch's files cannot be read, and in
+`plan`, the floors come from the release snapshot (`kb/_data/releases.json`), which records both
+for every torch release. A compiler below either floor fails every CPU compile: conclusive.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.kb._catalog import compiler_label, one, torch_source, version_tuple
-from inductor_doctor.kb._rules import not_installed, parse_version
+from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     Basis,
     DeviceKind,
@@ -38,6 +41,12 @@ _GCC_FLOOR = re.compile(r"!defined\(__clang__\)[^#]*?__GNUC__ < (\d+)", re.S)
 _CLANG_FLOOR = re.compile(r"__clang_major__ < (\d+)")
 
 
+def _snapshot(facts: Facts) -> Optional[Tuple[str, Dict[str, Any]]]:
+    from inductor_doctor.kb._releases import torch_release
+
+    return torch_release(facts.torch.version if facts.torch else None)
+
+
 def cxx_standard(facts: Facts) -> Optional[str]:
     """The -std= Inductor passes on Linux, from cpp_builder.py (torch >= 2.4) or codecache.py."""
     builder = torch_source(facts, "_inductor", "cpp_builder.py")
@@ -49,17 +58,16 @@ def cxx_standard(facts: Facts) -> Optional[str]:
     m = _STD_FLAG.search(cache or "")
     if m:
         return m.group(1)
-    v = parse_version(facts.torch.version if facts.torch else None)
-    if v is None:
-        return None
-    return "c++20" if v.release[:2] >= (2, 13) else "c++17"
+    found = _snapshot(facts)
+    return found[1]["cxx_std"]["std"] if found else None
 
 
 def header_floor(facts: Facts, kind: str) -> Optional[int]:
     """The oldest GCC/clang major release torch's own headers accept, if they set one."""
     text = torch_source(facts, "include", "c10", "util", "C++17.h")
-    if not text:
-        return None
+    if text is None:
+        found = _snapshot(facts)
+        return found[1]["header_floor"][kind] if found else None
     m = (_GCC_FLOOR if kind == "gcc" else _CLANG_FLOOR).search(text)
     return int(m.group(1)) if m else None
 
@@ -80,6 +88,17 @@ def floor(facts: Facts, kind: str) -> Tuple[Optional[int], str]:
     return max(floors), "; ".join(reasons)
 
 
+def release_floor(entry: Mapping[str, Any], kind: str) -> Tuple[int, str]:
+    """(minimum major, why) for one torch release as the snapshot read it."""
+    std = entry["cxx_std"]
+    need, why = STD_FLAG_FLOOR[kind][std["std"]], [f"-std={std['std']} ({std['file']})"]
+    hdr = entry["header_floor"][kind]
+    if hdr and hdr >= need:
+        need = hdr
+        why.append(f"{kind} >= {hdr} in {entry['header_floor']['file']}")
+    return need, ", ".join(why)
+
+
 def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
         return not_installed("torch")
@@ -95,33 +114,51 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if need is None:
         return one(Status.INCONCLUSIVE, f"torch {facts.torch.version} states no compiler floor that the "
                    "doctor can read")
+    read = torch_source(facts, "include", "c10", "util", "C++17.h") is not None or torch_source(
+        facts, "_inductor", "codecache.py") is not None
+    basis = Basis.STATIC if read else Basis.VERSION  # else the floors came from the release snapshot
     if v[0] < need:
-        return one(Status.AFFECTED, f"{compiler_label(cxx)} is older than {cxx.kind} {need}: {why}",
+        return one(Status.AFFECTED, f"{compiler_label(cxx)} is older than {cxx.kind} {need}: {why}", basis,
                    minimum=need)
     return one(Status.OK, f"{compiler_label(cxx)} meets torch {facts.torch.version}'s floor "
-               f"({cxx.kind} >= {need})")
-
-
-#: `plan`: the floors by torch release where no files exist yet (-std=c++20 from 2.13; the header
-#: check for GCC/clang 9 from 2.2.2, pytorch/pytorch#120126), as (torch specifier, gcc, clang).
-PLAN_FLOORS = ((">=2.13", 10, 10), (">=2.2.2,<2.13", 9, 9))
+               f"({cxx.kind} >= {need})", basis)
 
 
 def predict(inp: PlanInput) -> List[RuleOutcome]:
-    """`plan --cxx g++-8 torch==2.5.1`: the compiler's major version, when its name carries it."""
+    """`plan --cxx g++-9 torch==2.12.0`: the compiler's major version, when its name carries it,
+    against the floors the snapshot recorded for each planned torch release."""
+    from inductor_doctor.kb._releases import torch_release
+
     cxx = inp.cxx
-    if cxx is None or inp.package("torch") is None:
+    torch = inp.package("torch")
+    if cxx is None or torch is None:
         return [RuleOutcome(Status.NOT_APPLICABLE, "needs torch and --cxx in the plan", Basis.VERSION)]
     if cxx.kind not in ("gcc", "clang") or cxx.major is None:
         return [RuleOutcome(Status.INCONCLUSIVE, f"cannot tell {cxx.command}'s release from its name; run "
                             "`inductor-doctor check` where it is installed", Basis.VERSION)]
-    for spec, gcc_floor, clang_floor in PLAN_FLOORS:
-        need = gcc_floor if cxx.kind == "gcc" else clang_floor
-        judged = inp.judge("torch", spec)
-        if cxx.major < need and judged.share in ("all", "some"):
-            return [RuleOutcome(judged.status, f"{cxx.command} is {cxx.kind} {cxx.major}; torch{spec} needs "
-                                f"{cxx.kind} >= {need}", Basis.VERSION)]
-    return [RuleOutcome(Status.OK, f"{cxx.command} ({cxx.kind} {cxx.major}) meets the planned torch's floor",
+    if not torch.version_known:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"the version of {torch.describe()} is known only once "
+                            "installed", Basis.VERSION)]
+    below, meets, unknown = [], [], []
+    for version in torch.candidates:
+        found = torch_release(version)
+        if found is None:
+            unknown.append(version)
+            continue
+        need, why = release_floor(found[1], cxx.kind)
+        (below if cxx.major < need else meets).append((version, need, why, found[0]))
+    label = f"{cxx.command} is {cxx.kind} {cxx.major}"
+    if below:
+        version, need, why, release = below[0]
+        status = Status.AFFECTED if not meets and not unknown else Status.LIKELY
+        which = f"torch {version}" + (f" (and {len(below) - 1} more planned)" if len(below) > 1 else "")
+        return [RuleOutcome(status, f"{label}; {which} needs {cxx.kind} >= {need} (torch {release}: {why})",
+                            Basis.VERSION)]
+    if unknown:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"torch {', '.join(unknown[:3])} is not in the release "
+                            "snapshot; run `inductor-doctor check` once installed", Basis.VERSION)]
+    need = max(n for _, n, _, _ in meets)
+    return [RuleOutcome(Status.OK, f"{label}, which meets the planned torch's floor ({cxx.kind} >= {need})",
                         Basis.VERSION)]
 
 
@@ -130,19 +167,20 @@ ISSUE = KnownIssue(
     title="Inductor's C++ compiler is older than torch requires (GCC < 9, no -std=c++20)",
     severity=Severity.ERROR,
     devices=(DeviceKind.CPU,),
-    upstream=("pytorch/pytorch#130815", "pytorch/pytorch#101839", "pytorch/pytorch#120126"),
+    upstream=("pytorch/pytorch#130815", "pytorch/pytorch#101839", "pytorch/pytorch#120126",
+              "pytorch/pytorch#176659"),
     aliases=("gcc-too-old", "old-gcc", "clang-too-old"),
     summary=(
-        "torch's headers reject GCC < 9 and clang < 9 (`#error \"You're trying to build PyTorch with a "
-        "too old version of GCC. We need GCC 9 or later.\"`), and Inductor compiles with -std=c++17 "
-        "(-std=c++20 from torch 2.13, which needs GCC 10 or clang 10). On an old distribution "
+        "torch 2.2.2 to 2.11's headers reject GCC < 9 and clang < 9 (`#error \"You're trying to build "
+        "PyTorch with a too old version of GCC. We need GCC 9 or later.\"`), and Inductor compiles with "
+        "-std=c++17 (-std=c++20 from torch 2.12, which needs GCC 10 or clang 10). On an old distribution "
         "toolchain (CentOS 7's GCC 4.8, Debian 10's GCC 8.3) every CPU torch.compile fails with one of "
         "those errors, or with options the compiler does not know."
     ),
     signatures=(
         Signature(r"too old version of GCC\. We need GCC \d+ or later", note="c10/util/C++17.h"),
         Signature(r"unrecognized command[- ]line option '-std=c\+\+2[0a]'",
-                  note="GCC < 10 with torch >= 2.13"),
+                  note="GCC < 10 with torch >= 2.12"),
         Signature(r"C\+\+17 or later compatible compiler is required", note="ATen.h / torch/all.h"),
         Signature(r"You need C\+\+17 to compile PyTorch"),
         Signature(r"expected identifier before (?:'|‘)\[(?:'|’) token\s*\n\s*\[\[(?:un)?likely\]\]",

@@ -25,9 +25,11 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.plan.inputs import PlanInput
     from inductor_doctor.probe.facts import Facts
 
-#: torch versions whose headers declare `const_data_ptr` with the `enable_if` default argument
-#: (2.5.1 … 2.11.0 verified on the wheels; 2.12.0 and 2.13.0 declare a plain `template <typename T>`).
-AFFECTED_TORCH = ">=2.5,<2.12"
+#: torch releases whose `ATen/core/TensorBase.h` declares `const_data_ptr<T>` with an `enable_if`
+#: non-type template parameter: 2.3.0 through 2.11.0 (`std::is_const<T>::value` in 2.3, `is_const_v`
+#: from 2.4); 2.1-2.2 and 2.12+ declare a plain `template <typename T>`, 2.0 no typed accessor at
+#: all. Read from every wheel by the release audit; `tools/release_audit.py check` holds it to that.
+AFFECTED_TORCH = ">=2.3,<2.12"
 FIRST_CLANG_WITH_NEW_MANGLING = 18
 
 _ABI_COMPAT = re.compile(r"^-fclang-abi-compat=(\d+)")
@@ -74,9 +76,9 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     torch = inp.package("torch")
     if torch is None:
         return _v(Status.NOT_APPLICABLE, "torch is not in the plan")
-    if inp.judge("torch", ">=2.12").share == "all":
-        return _v(Status.OK, f"{torch.describe()}: its headers declare a plain `template <typename T> "
-                  "const_data_ptr` (torch >= 2.12), which every compiler mangles alike")
+    if inp.judge("torch", AFFECTED_TORCH).share == "none":
+        return _v(Status.OK, f"{torch.describe()}: its headers declare const_data_ptr<T> without enable_if "
+                  f"(only torch{AFFECTED_TORCH} has it), which every compiler mangles alike")
     cxx = inp.cxx
     if cxx is None:
         return _v(Status.NOT_APPLICABLE, "no --cxx in the plan: the skew needs an extension built by "
@@ -94,9 +96,9 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     if major is not None and major < FIRST_CLANG_WITH_NEW_MANGLING:
         return _v(Status.OK, f"clang {major} still uses the old mangling (it changed in clang 18)")
     judged = inp.judge("torch", AFFECTED_TORCH)
-    if judged.share in ("none", "unknown"):
-        return _v(Status.INCONCLUSIVE, f"{torch.describe()}: only torch 2.5-2.11 are known to declare "
-                  "const_data_ptr with enable_if; run `inductor-doctor check` once installed")
+    if judged.share == "unknown":
+        return _v(Status.INCONCLUSIVE, f"the version of {torch.describe()} is known only once installed; "
+                  f"torch{AFFECTED_TORCH} declare const_data_ptr with enable_if")
     if judged.share == "all":
         torch_part = f"{torch.describe()} declares const_data_ptr with an enable_if default argument"
     else:
@@ -123,7 +125,7 @@ ISSUE = KnownIssue(
     ),
     aliases=("clang-mangling", "const_data_ptr", "const-data-ptr", "clang-abi-compat"),
     summary=(
-        "torch 2.5-2.11 declare `template <typename T, std::enable_if_t<!std::is_const_v<T>, int> = 0> "
+        "torch 2.3-2.11 declare `template <typename T, std::enable_if_t<!std::is_const_v<T>, int> = 0> "
         "const T* const_data_ptr() const`. Clang 18 and later mangle that dependent non-type template "
         "parameter with the new Itanium `Tn` prefix; GCC, which builds the official libtorch, does not. "
         "A C++/CUDA extension built with clang >= 18 (FlashInfer, custom ops, cpp_extension JIT) then "

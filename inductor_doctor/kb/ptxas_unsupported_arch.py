@@ -1,15 +1,17 @@
 """Triton's ptxas predates the GPU: "Value 'sm_120' is not defined for option 'gpu-name'".
 
-Each ptxas release knows the GPU architectures that existed when it shipped (sm_90 from CUDA 11.8,
-sm_100/sm_120 from 12.8, sm_103/sm_121 from 12.9, sm_110 from 13.0). A Triton bundling an older
-ptxas than the GPU (Blackwell, DGX Spark, Thor) fails every kernel at assembly. The names a ptxas
-accepts are plain strings in its executable, so the rule reads the binary Triton would run and
-looks for `sm_<NN>`; where it cannot, it falls back to the release table.
+Each ptxas release knows the GPU architectures of its time (sm_90 from CUDA 11.8, sm_100/sm_120
+from 12.8, sm_103/sm_121 from 12.9, sm_110 from 13.0) and, since 13.0, no longer those before
+Turing (sm_70, sm_72) nor sm_101 (renamed sm_110). A Triton whose ptxas does not know the GPU
+(Blackwell, DGX Spark, Thor; Volta under a CUDA 13 ptxas) fails every kernel at assembly. The rule
+works out which ptxas Triton runs for each GPU (`kb/_ptxas.py`) and asks that binary, with the
+`--gpu-name` Triton passes; where it cannot run here, the release audit's run of the same bundled
+binary answers, else the table of CUDA releases below.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
 from inductor_doctor.kb._ptxas import knows_arch, ptxas_for
@@ -29,41 +31,71 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.plan.inputs import PlanInput
     from inductor_doctor.probe.facts import Facts
 
-#: The first CUDA release whose ptxas accepts each architecture (CUDA toolkit release notes).
+#: The first CUDA release whose ptxas accepts each architecture (CUDA toolkit release notes;
+#: consistent with every bundled ptxas the release audit ran: `tools/release_audit.py check`).
 FIRST_PTXAS: Dict[int, Tuple[int, int]] = {
     70: (9, 0), 72: (10, 0), 75: (10, 0), 80: (11, 0), 86: (11, 1), 87: (11, 4), 89: (11, 8),
     90: (11, 8), 100: (12, 8), 101: (12, 8), 103: (12, 9), 110: (13, 0), 120: (12, 8), 121: (12, 9),
 }  # fmt: skip
 
+#: The first CUDA release whose ptxas no longer accepts it: CUDA 13.0 dropped offline compilation
+#: for Maxwell, Pascal and Volta, and renamed sm_101 to sm_110 (CUDA 13.0 release notes).
+LAST_PTXAS: Dict[int, Tuple[int, int]] = {70: (13, 0), 72: (13, 0), 101: (13, 0)}
 
-#: `plan`: the CUDA release of the ptxas each Triton release bundles (read from the wheels), as
-#: (triton specifier, release for < sm_100, release for sm_100 and newer).
-BUNDLED: Tuple[Tuple[str, Tuple[int, int], Tuple[int, int]], ...] = (
-    (">=3.1,<3.3", (12, 4), (12, 4)),
-    (">=3.3,<3.4", (12, 4), (12, 8)),
-)
+
+def release_knows(release: Tuple[int, ...], arch: int) -> Optional[bool]:
+    """Whether a ptxas of CUDA `release` knows `arch`, by the tables above; None off the table."""
+    if arch not in FIRST_PTXAS:
+        return None
+    return FIRST_PTXAS[arch] <= release[:2] < LAST_PTXAS.get(arch, (99, 0))
+
+
+def _since(arch: int) -> str:
+    last = f", until CUDA {dotted(LAST_PTXAS[arch])}" if arch in LAST_PTXAS else ""
+    return f"CUDA {dotted(FIRST_PTXAS[arch])}{last}"
 
 
 def predict(inp: PlanInput) -> List[RuleOutcome]:
-    """`plan --gpu sm_120 triton==3.2.0`: the bundled ptxas of the planned Triton against the GPU."""
+    """`plan --gpu sm_120 triton==3.2.0`: the bundled ptxas of each planned Triton, as the release
+    audit ran it, against the `--gpu-name` that Triton passes for the GPU."""
     arch = inp.gpu_sm
     if arch is None or inp.package("triton") is None:
         return [RuleOutcome(Status.NOT_APPLICABLE, "needs --gpu and a Triton in the plan", Basis.VERSION)]
-    if arch not in FIRST_PTXAS:
-        return [RuleOutcome(Status.INCONCLUSIVE, f"sm_{arch} is not in the doctor's ptxas table",
+    triton = inp.package("triton")
+    if triton is None or not triton.version_known:
+        return [RuleOutcome(Status.INCONCLUSIVE, "the planned Triton version is unknown; pin it to decide",
                             Basis.VERSION)]
-    need = FIRST_PTXAS[arch]
-    for spec, low, high in BUNDLED:
-        bundled = high if arch >= 100 else low
-        judged = inp.judge("triton", spec)
-        if judged.share in ("all", "some") and bundled < need:
-            return [RuleOutcome(judged.status, f"triton{spec} bundles a CUDA {dotted(bundled)} ptxas for "
-                                f"sm_{arch}, which needs CUDA {dotted(need)}", Basis.VERSION)]
-        if judged.share == "all":
-            return [RuleOutcome(Status.OK, f"triton{spec} bundles a CUDA {dotted(bundled)} ptxas for "
-                                f"sm_{arch}", Basis.VERSION)]
-    return [RuleOutcome(Status.INCONCLUSIVE, "the bundled ptxas of the planned Triton is not in the "
-                        "doctor's table; run `inductor-doctor check` once installed", Basis.VERSION)]
+    from inductor_doctor.kb._releases import ptxas_binary, triton_release
+
+    refused: List[str] = []
+    accepted: List[str] = []
+    unknown: List[str] = []
+    for version in triton.candidates:
+        found = triton_release(version)
+        if found is None:
+            unknown.append(version)
+            continue
+        _, entry = found
+        bw = entry.get("ptxas_blackwell")
+        key = "ptxas_blackwell" if bw and arch >= bw["from_arch"] else "ptxas"
+        binary = ptxas_binary(entry[key]["sha256"])
+        suffix = entry.get("arch_suffix")
+        name = f"sm_{arch}a" if (suffix == ">=90" and arch >= 90) or (suffix == "==90" and arch == 90) \
+            else f"sm_{arch}"
+        answer = binary["archs"].get(name) if binary else None
+        if answer is None:
+            unknown.append(version)
+            continue
+        which = f"triton {version}'s {key.replace('_', '-')} (CUDA {binary['version']})"
+        (accepted if answer else refused).append(f"{which} {'assembles' if answer else 'refuses'} {name}")
+    if refused and not accepted and not unknown:
+        return [RuleOutcome(Status.AFFECTED, "; ".join(refused[:2]), Basis.VERSION)]
+    if refused:
+        return [RuleOutcome(Status.LIKELY, f"{refused[0]} (of the planned Triton releases)", Basis.VERSION)]
+    if unknown:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"triton {', '.join(unknown[:3])} is not in the release "
+                            "snapshot; run `inductor-doctor check` once installed", Basis.VERSION)]
+    return [RuleOutcome(Status.OK, "; ".join(accepted[:2]), Basis.VERSION)]
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
@@ -84,26 +116,34 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                                "supports at all (see gpu-too-old-for-triton)", device=gpu.device))
             continue
         ptxas = ptxas_for(facts, arch)
+        if ptxas.path is None and ptxas.release is None:
+            out.append(outcome(Status.INCONCLUSIVE, f"{ptxas.source} ({gpu.name})", device=gpu.device))
+            continue
         rv = version_tuple(ptxas.release, 2)
+        name = ptxas.gpu_name or f"sm_{arch}"
         label = (f"the ptxas Triton runs for sm_{arch} ({ptxas.source}, "
                  f"{'CUDA ' + dotted(rv) if rv else 'release unknown'}, {ptxas.path or 'not found'})")
-        known = knows_arch(ptxas, arch)
+        if ptxas.ignored:
+            label += f" [{ptxas.ignored}]"
+        known, how = knows_arch(facts, ptxas, arch)
+        basis = Basis.STATIC if how.startswith("`ptxas") else Basis.VERSION
         if known is True:
-            out.append(outcome(Status.OK, f"{label} accepts sm_{arch} ({gpu.name})", device=gpu.device))
+            out.append(outcome(Status.OK, f"{label} accepts {name} ({gpu.name}): {how}", basis,
+                               device=gpu.device))
         elif known is False:
-            out.append(outcome(Status.AFFECTED, f"{label} does not know sm_{arch} ({gpu.name}): every "
-                               f"kernel fails with \"Value 'sm_{arch}' is not defined for option "
-                               "'gpu-name'\"", device=gpu.device, arch=f"sm_{arch}", ptxas=ptxas.path))
-        elif rv is None or arch not in FIRST_PTXAS:
+            status = Status.AFFECTED if basis is Basis.STATIC else Status.LIKELY
+            out.append(outcome(status, f"{label} does not know {name} ({gpu.name}): every kernel fails with "
+                               f"\"Value '{name}' is not defined for option 'gpu-name'\" ({how})", basis,
+                               device=gpu.device, arch=name, ptxas=ptxas.path))
+        elif rv is None or release_knows(rv, arch) is None:
             out.append(outcome(Status.INCONCLUSIVE, f"cannot tell whether {label} supports sm_{arch}",
                                device=gpu.device))
-        elif rv < FIRST_PTXAS[arch]:
-            out.append(outcome(Status.LIKELY, f"{label} is older than CUDA {dotted(FIRST_PTXAS[arch])}, "
-                               f"the first to support sm_{arch} ({gpu.name})", Basis.VERSION,
-                               device=gpu.device))
+        elif not release_knows(rv, arch):
+            out.append(outcome(Status.LIKELY, f"{label} does not know sm_{arch} by its release: sm_{arch} "
+                               f"needs {_since(arch)} ({gpu.name})", Basis.VERSION, device=gpu.device))
         else:
-            out.append(outcome(Status.OK, f"{label} supports sm_{arch} (since CUDA "
-                               f"{dotted(FIRST_PTXAS[arch])})", Basis.VERSION, device=gpu.device))
+            out.append(outcome(Status.OK, f"{label} supports sm_{arch} by its release ({_since(arch)})",
+                               Basis.VERSION, device=gpu.device))
     return out
 
 
@@ -119,10 +159,12 @@ ISSUE = KnownIssue(
     ),
     aliases=("gpu-name-not-defined", "sm_120", "blackwell-ptxas"),
     summary=(
-        "The ptxas that Triton bundles (or that TRITON_PTXAS_PATH names) must know the GPU's "
-        "architecture. On a GPU newer than that ptxas (RTX 50xx/B200 = sm_120/sm_100 need CUDA 12.8, "
-        "DGX Spark sm_121 needs 12.9, Thor sm_110 needs 13.0) every Triton kernel, and so every GPU "
-        "torch.compile, fails with `ptxas fatal : Value 'sm_120a' is not defined for option 'gpu-name'`."
+        "The ptxas Triton runs for the GPU (its bundled `ptxas` or `ptxas-blackwell`, or the override "
+        "it reads for that GPU) must know the GPU's architecture. On a GPU newer than that ptxas "
+        "(RTX 50xx/B200 = sm_120/sm_100 need CUDA 12.8, DGX Spark sm_121 needs 12.9, Thor sm_110 needs "
+        "13.0), or older than a CUDA 13 ptxas supports (sm_70/sm_72), every Triton kernel, and so every "
+        "GPU torch.compile, fails with `ptxas fatal : Value 'sm_120a' is not defined for option "
+        "'gpu-name'`."
     ),
     signatures=(
         Signature(r"Value '?sm_\d+[a-z]?'? is not defined for option '?gpu-name'?",
@@ -130,13 +172,27 @@ ISSUE = KnownIssue(
         Signature(r"ptxas fatal\s*:.*gpu-name", strength="partial"),
     ),
     workarounds=(
-        Workaround("Point Triton at the ptxas of a CUDA toolkit that knows the GPU (12.8 for sm_100/120, "
-                   "12.9 for sm_103/121, 13.0 for sm_110); for sm_100 and newer, Triton >= 3.3 reads "
-                   "TRITON_PTXAS_BLACKWELL_PATH instead of TRITON_PTXAS_PATH",
-                   "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas "
-                   "TRITON_PTXAS_BLACKWELL_PATH=/usr/local/cuda/bin/ptxas", "env"),
-        Workaround("Or upgrade torch and its Triton together to a release whose bundled ptxas supports "
-                   "the GPU (Triton 3.3 adds a CUDA 12.8 ptxas for sm_100 and newer)", None, "upgrade"),
+        Workaround("Point Triton at the ptxas of a CUDA toolkit that knows the GPU (12.8 for sm_100/sm_120, "
+                   "12.9 for sm_103/sm_121, 13.0 for sm_110; 12.x for sm_70/sm_72, which CUDA 13 dropped). "
+                   "Triton reads TRITON_PTXAS_PATH for every GPU before 3.3 and in 3.4-3.5, and below its "
+                   "Blackwell switch otherwise (sm_100; sm_90 from Triton 3.9)",
+                   "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas", "env"),
+        Workaround("Triton >= 3.6 runs its bundled ptxas-blackwell for sm_100 and newer (sm_90 and newer "
+                   "from 3.9) and ignores TRITON_PTXAS_PATH there: set TRITON_PTXAS_BLACKWELL_PATH instead",
+                   "export TRITON_PTXAS_BLACKWELL_PATH=/usr/local/cuda/bin/ptxas", "env",
+                   applies={"triton": ">=3.6"}),
+        Workaround("Triton 3.3 reads its Blackwell ptxas (sm_100 and newer) from "
+                   "TRITON_PTXAS-BLACKWELL_PATH, with a hyphen: no shell can `export` that name (and "
+                   "TRITON_PTXAS_BLACKWELL_PATH does nothing there), so pass it through env(1) on the "
+                   "command that runs Python",
+                   "env 'TRITON_PTXAS-BLACKWELL_PATH=/usr/local/cuda/bin/ptxas' python your_script.py", "env",
+                   applies={"triton": "==3.3.*"}),
+        Workaround("Triton 3.4 and 3.5 bundle no Blackwell ptxas: one CUDA 12.8 ptxas serves every GPU "
+                   "(sm_100/sm_120 yes, sm_103/sm_121/sm_110 no), so TRITON_PTXAS_PATH is the only override",
+                   None, "env", applies={"triton": ">=3.4,<3.6"}),
+        Workaround("Or upgrade torch and its Triton together to a release whose bundled ptxas knows the GPU: "
+                   "sm_100/sm_120 from Triton 3.3, sm_103/sm_121 from 3.6, sm_110 from 3.7 (on a V100, "
+                   "sm_70, Triton 3.9 runs its CUDA 12.9 ptxas, which still knows it)", None, "upgrade"),
     ),
     rule=rule,
     predict=predict,

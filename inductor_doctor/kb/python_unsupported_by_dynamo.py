@@ -1,20 +1,23 @@
 """The Python is newer than this torch's Dynamo supports: "Dynamo is not supported on Python 3.12+".
 
 Dynamo rewrites CPython bytecode, so each torch release supports the Python versions whose
-bytecode it knows and refuses newer ones in `torch.compile` itself (`torch/__init__.py`): 3.12+
-before torch 2.4, 3.13+ before 2.6, 3.14+ up to 2.9, and free-threaded (GIL-disabled) builds
-before 2.6, or below CPython 3.13.3. torch wheels exist for Pythons that Dynamo does not support
-yet, so the install succeeds and only the compile fails. The rule reads the refusal from torch's
-own source, so it is exact for any build; a release table covers a torch whose files are unreadable.
+bytecode it knows and refuses newer ones in `torch.compile` itself: `torch/__init__.py`, and
+`check_if_dynamo_supported` in `torch/_dynamo/eval_frame.py` (torch 2.0 has only the latter, and
+refuses 3.11). From the wheels: 3.11+ in 2.0, 3.12+ in 2.1-2.3, 3.13+ in 2.4-2.5, 3.14+ in 2.6-2.9,
+3.15+ in 2.10-2.14, 3.16+ in 2.15; free-threaded (GIL-disabled) builds always in 2.6-2.7 and
+below CPython 3.13.3 from 2.8. torch wheels exist for Pythons that Dynamo does not support yet
+(2.9 ships 3.14 wheels), so the install succeeds and only the compile fails. The rule reads the
+refusal from torch's own source, so it is exact for any build; the release snapshot
+(`kb/_data/releases.json`) answers for a torch whose files are unreadable, and for `plan`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from inductor_doctor.kb._catalog import one, torch_source, version_tuple
-from inductor_doctor.kb._rules import not_installed, parse_version
+from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     Basis,
     DeviceKind,
@@ -39,41 +42,50 @@ _GIL = re.compile(
     r"\s*(?P<c>\d+),?\s*\))?\s*:\s*raise RuntimeError\(\s*\"(?P<msg>[^\"]*)\""
 )
 
-#: First unsupported Python per torch release line, where torch's files cannot be read (verified on
-#: the 2.3.1, 2.5.1, 2.6.0, 2.9.0 and 2.13.0 wheels; 2.10-2.12 are not in the table).
-TABLE: Tuple[Tuple[Tuple[int, int], Tuple[int, int]], ...] = (
-    ((2, 4), (3, 12)), ((2, 6), (3, 13)), ((2, 10), (3, 14)),
-)  # (first torch release *not* in the row, first refused Python) for torch below that release
-
-
 def refusal(facts: Facts) -> Optional[Tuple[Tuple[int, int], str]]:
-    """(first refused Python, torch's message), from torch/__init__.py; None when unreadable."""
-    text = torch_source(facts, "__init__.py")
-    m = _MAX.search(text or "")
-    if m:
-        return (int(m.group(1)), int(m.group(2))), m.group(3)
-    return None
+    """(first refused Python, torch's message) from torch/__init__.py and _dynamo/eval_frame.py
+    (the lower of the two, as torch.compile reaches both); None when neither is readable."""
+    found = []
+    for parts in (("__init__.py",), ("_dynamo", "eval_frame.py")):
+        for m in _MAX.finditer(torch_source(facts, *parts) or ""):
+            found.append(((int(m.group(1)), int(m.group(2))), len(found), m.group(3)))
+    if not found:
+        return None
+    first, _, message = min(found)
+    return first, message
 
 
 def gil_floor(facts: Facts) -> Optional[Tuple[Optional[Tuple[int, int, int]], str]]:
     """For free-threaded Pythons: (oldest CPython allowed, or None for never, torch's message)."""
-    m = _GIL.search(torch_source(facts, "__init__.py") or "")
-    if not m:
-        return None
-    floor = (int(m.group("a")), int(m.group("b")), int(m.group("c"))) if m.group("cond") else None
-    return floor, m.group("msg").strip()
-
-
-def _table(torch_version: Optional[str]) -> Optional[Tuple[int, int]]:
-    v = parse_version(torch_version)
-    if v is None:
-        return None
-    for below, first_refused in TABLE:
-        if v.release[:2] < below:
-            return first_refused
-    if v.release[:2] == (2, 13):
-        return (3, 15)
+    for parts in (("__init__.py",), ("_dynamo", "eval_frame.py")):
+        m = _GIL.search(torch_source(facts, *parts) or "")
+        if m:
+            floor = (int(m.group("a")), int(m.group("b")), int(m.group("c"))) if m.group("cond") else None
+            return floor, m.group("msg").strip()
     return None
+
+
+def _parse_gate(gate: Optional[str]) -> Optional[Tuple[int, int, int]]:
+    """`<3.13.3` -> (3, 13, 3); `always` -> None (no CPython is allowed)."""
+    if not gate or not gate.startswith("<"):
+        return None
+    major, minor, micro = (int(x) for x in gate[1:].split("."))
+    return major, minor, micro
+
+
+def from_snapshot(torch_version: Optional[str]) -> Optional[Dict[str, Any]]:
+    """What the release snapshot read from this torch release (or its nearest release)."""
+    from inductor_doctor.kb._releases import torch_release
+
+    found = torch_release(torch_version)
+    if found is None:
+        return None
+    release, entry = found
+    refuses = entry["dynamo_refuses"]
+    first = tuple(int(x) for x in refuses["python"].split("."))
+    gate = entry.get("free_threaded")
+    return {"release": release, "first": first, "message": refuses["message"], "file": refuses["file"],
+            "gil": (gate["refused"], gate["message"]) if gate else None, "pythons": entry.get("pythons", [])}
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
@@ -86,11 +98,12 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     tv = facts.torch.version
     found = refusal(facts)
     basis = Basis.STATIC
+    snap = None
     if found is None:
-        first = _table(tv)
-        if first is None:
+        snap = from_snapshot(tv)
+        if snap is None:
             return one(Status.INCONCLUSIVE, f"could not read torch {tv}'s supported Python range")
-        message, basis = f"Dynamo is not supported on Python {first[0]}.{first[1]}+", Basis.VERSION
+        first, message, basis = snap["first"], snap["message"], Basis.VERSION
     else:
         first, message = found
     if py[:2] >= first:
@@ -98,37 +111,63 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    basis, python=pyv, first_refused=f"{first[0]}.{first[1]}")
     free_threaded = bool(facts.python.gil_disabled) or "t" in (facts.python.abiflags or "")
     if free_threaded:
-        gil = gil_floor(facts)
+        gil = gil_floor(facts) if snap is None else None
+        if snap is not None and snap["gil"] is not None:
+            gate, msg = snap["gil"]
+            gil = (_parse_gate(gate), msg)
         if gil is not None:
             floor, msg = gil
             if floor is None or py < floor:
                 return one(Status.AFFECTED, f"torch {tv} refuses this free-threaded Python {pyv}: \"{msg}\"",
-                           python=pyv)
+                           basis, python=pyv)
     return one(Status.OK, f"torch {tv} compiles on Python {pyv} (it refuses {first[0]}.{first[1]}+)", basis)
 
 
 def predict(inp: PlanInput) -> List[RuleOutcome]:
-    """`plan --python-version`: the release table against the planned torch versions."""
-    py = inp.python
-    refused_below = [below for below, first in TABLE if py >= first]
-    if inp.package("torch") is None:
+    """`plan --python-version 3.14 torch==2.11.0`: each planned torch release's refusal, as the
+    release snapshot read it from the wheel, against the planned Python (and its build)."""
+    torch = inp.package("torch")
+    if torch is None:
         return [RuleOutcome(Status.NOT_APPLICABLE, "torch is not in the plan", Basis.VERSION)]
-    if not refused_below:
-        if py >= (3, 15):
-            return [RuleOutcome(Status.LIKELY, f"Python {py[0]}.{py[1]} is newer than any torch the "
-                                "doctor knows supports in torch.compile", Basis.VERSION)]
-        return [RuleOutcome(Status.OK, f"Python {py[0]}.{py[1]} is supported by torch.compile since "
-                            "torch 2.4 at the latest", Basis.VERSION)]
-    below = max(refused_below)
-    spec = f"<{below[0]}.{below[1]}"
-    judged = inp.judge("torch", spec)
-    if judged.share in ("all", "some"):
-        return [RuleOutcome(judged.status, f"torch{spec} refuses Python {py[0]}.{py[1]} in torch.compile "
-                            f"(planned: {inp.package('torch').describe()})", Basis.VERSION)]
-    if py >= (3, 14) and inp.judge("torch", "<2.13").share in ("all", "some"):
-        return [RuleOutcome(Status.INCONCLUSIVE, "whether torch 2.10-2.12 support Python 3.14 in "
-                            "torch.compile is not in the doctor's table", Basis.VERSION)]
-    return [RuleOutcome(judged.status, f"the planned torch supports Python {py[0]}.{py[1]}", Basis.VERSION)]
+    if not torch.version_known:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"the version of {torch.describe()} is known only once "
+                            "installed", Basis.VERSION)]
+    py = inp.python
+    full = tuple(int(x) for x in inp.python_version.split(".")[:3])
+    shown = inp.python_version + ("t" if inp.free_threaded else "")
+    refused, maybe, fine, unknown = [], [], [], []
+    for version in torch.candidates:
+        snap = from_snapshot(version)
+        if snap is None:
+            unknown.append(version)
+            continue
+        first = snap["first"]
+        wheels = f"; it ships Python {py[0]}.{py[1]} wheels" if f"{py[0]}.{py[1]}" in snap["pythons"] else ""
+        if py >= first:
+            refused.append(f"torch {version} refuses Python {first[0]}.{first[1]}+ in torch.compile "
+                           f"(\"{snap['message']}\", {snap['file']}){wheels}")
+        elif inp.free_threaded and snap["gil"] is not None:
+            gate, msg = snap["gil"]
+            floor = _parse_gate(gate)
+            if floor is None or (len(full) == 3 and full < floor):
+                refused.append(f"torch {version} refuses free-threaded Python {shown}: \"{msg}\"")
+            elif len(full) < 3 and py == floor[:2]:
+                maybe.append(f"torch {version} refuses free-threaded Python {py[0]}.{py[1]} below "
+                             f"{'.'.join(map(str, floor))}; pass the patch release to decide")
+            else:
+                fine.append(version)
+        else:
+            fine.append(version)
+    if refused and not fine and not maybe and not unknown:
+        return [RuleOutcome(Status.AFFECTED, refused[0], Basis.VERSION)]
+    if refused or maybe:
+        more = f" (and {', '.join(fine[:3])} not)" if fine else ""
+        return [RuleOutcome(Status.LIKELY, (refused or maybe)[0] + more, Basis.VERSION)]
+    if unknown:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"torch {', '.join(unknown[:3])} is not in the release "
+                            "snapshot; run `inductor-doctor check` once installed", Basis.VERSION)]
+    return [RuleOutcome(Status.OK, f"the planned torch ({torch.describe()}) compiles on Python {shown}",
+                        Basis.VERSION)]
 
 
 ISSUE = KnownIssue(
@@ -145,10 +184,12 @@ ISSUE = KnownIssue(
     aliases=("dynamo-python-version", "python-3.12", "python-3.13", "free-threaded"),
     summary=(
         "Dynamo works on CPython bytecode and supports only the Python versions each torch release "
-        "knows: torch.compile raises `RuntimeError: Dynamo is not supported on Python 3.12+` on torch "
-        "< 2.4, `... 3.13+` on torch < 2.6, `torch.compile is not supported on Python 3.14+` on torch "
-        "2.6-2.9, and refuses free-threaded (3.13t) builds before torch 2.6 and below CPython 3.13.3. "
-        "pip installs torch on those Pythons all the same; only the compile fails."
+        "knows: torch.compile raises `Python 3.11+ not yet supported for torch.compile` on torch 2.0, "
+        "`RuntimeError: Dynamo is not supported on Python 3.12+` on 2.1-2.3, `... 3.13+` on 2.4-2.5, "
+        "`torch.compile is not supported on Python 3.14+` on 2.6-2.9, `... 3.15+` on 2.10-2.14 and "
+        "`... 3.16+` on 2.15, and refuses free-threaded (3.13t) builds on 2.6-2.7 and below CPython "
+        "3.13.3 from 2.8. pip installs torch on those Pythons all the same (torch 2.9 ships 3.14 "
+        "wheels); only the compile fails."
     ),
     signatures=(
         Signature(r"Dynamo is not supported on Python 3\.\d+\+"),
@@ -158,8 +199,11 @@ ISSUE = KnownIssue(
         Signature(r"torch\.compile is not supported on Python built with GIL disabled"),
     ),
     workarounds=(
-        Workaround("Upgrade torch to a release whose Dynamo supports this Python (3.12: torch >= 2.4, "
-                   "3.13: >= 2.6)", 'pip install -U "torch>=2.6"', "upgrade"),
+        Workaround("Upgrade torch to a release whose Dynamo supports this Python (3.11: torch >= 2.1, 3.12: "
+                   ">= 2.4, 3.13: >= 2.6; free-threaded 3.13t: >= 2.8 on CPython >= 3.13.3)",
+                   'pip install -U "torch>=2.6"', "upgrade"),
+        Workaround("Python 3.14 needs torch >= 2.10 (torch 2.9 ships 3.14 wheels but refuses it), "
+                   "Python 3.15 torch >= 2.15", 'pip install -U "torch>=2.10"', "upgrade"),
         Workaround("Or run on an older Python (a venv with python3.11, for example)", None, "other"),
     ),
     rule=rule,

@@ -1,12 +1,14 @@
 """The NVIDIA driver is older than the CUDA of Triton's ptxas: kernels fail to load.
 
-Triton assembles its PTX with the ptxas it bundles (or `TRITON_PTXAS_PATH`) and hands the cubin
-to the driver. A driver of an older CUDA major release than that ptxas (driver 470 = CUDA 11.4
-against Triton's CUDA 12 ptxas) rejects the image: `Triton Error [CUDA]: device kernel image is
-invalid`, or, for PTX, `the provided PTX was compiled with an unsupported toolchain`. Within one
-major release, CUDA's minor-version compatibility lets an older driver load the newer cubin.
-The versions predict it; only loading a kernel tells, so the canary launches a one-element Triton
-kernel on each GPU.
+Triton assembles its PTX with the ptxas it runs for the GPU (`kb/_ptxas.py`: its bundled `ptxas`,
+or `ptxas-blackwell` from sm_100 on in 3.3 and 3.6-3.8 and from sm_90 on in 3.9, or the override
+it reads for that GPU) and hands the cubin to the driver. A driver of an older CUDA major release
+than that ptxas (driver 470 = CUDA 11.4 against a CUDA 12 ptxas; driver 570 = CUDA 12.8 against
+the CUDA 13 `ptxas-blackwell` of Triton 3.7 and later) rejects the image: `Triton Error [CUDA]:
+device kernel image is invalid`, or, for PTX, `the provided PTX was compiled with an unsupported
+toolchain`. Within one major release, CUDA's minor-version compatibility lets an older driver load
+the newer cubin. The versions predict it; only loading a kernel tells, so the canary launches a
+one-element Triton kernel on each GPU.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan.inputs import PlanInput
     from inductor_doctor.probe.facts import Facts, GPUInfo
 
 
@@ -37,38 +40,116 @@ def _arch(gpu: GPUInfo) -> Optional[int]:
     return cap[0] * 10 + cap[1] if cap else None
 
 
+def needed_driver(ptxas_cuda: Tuple[int, ...]) -> str:
+    """What a driver must be to load this ptxas's cubins: one of its CUDA major release."""
+    from inductor_doctor.kb._releases import CUDA_MIN_DRIVER, family_driver
+
+    release = dotted(ptxas_cuda[:2])
+    family = family_driver(release)
+    own = CUDA_MIN_DRIVER.get(release)
+    text = f"a CUDA {ptxas_cuda[0]}.x driver (>= {family}" if family else f"a CUDA {ptxas_cuda[0]}.x driver ("
+    if own and own != family:
+        text += f"; CUDA {release}'s own toolkit driver is {own}"
+    return text + ")"
+
+
+def _driver_cuda(facts: Facts) -> Optional[Tuple[int, ...]]:
+    """The CUDA release the driver supports: nvidia-smi's, else the newest whose toolkit driver
+    the installed one is at least (NVIDIA's table), else (older than every entry) CUDA 11."""
+    dv = version_tuple(facts.cuda.driver_cuda_version, 2)
+    if dv is None and facts.cuda.driver_version:
+        from inductor_doctor.kb._releases import CUDA_MIN_DRIVER, cuda_of_driver
+
+        dv = version_tuple(cuda_of_driver(facts.cuda.driver_version), 2)
+        have = version_tuple(facts.cuda.driver_version, 3)
+        if dv is None and have is not None and have < version_tuple(CUDA_MIN_DRIVER["12.0"], 3):
+            dv = (11, 0)  # below 12.0's driver: CUDA 11 at most; the major release is what counts
+    return dv
+
+
 def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.triton is None or not facts.triton.version:
         return not_installed("triton")
     if not facts.gpus and not facts.cuda.driver_version:
         return no_gpu("no NVIDIA driver here: Triton's kernels are loaded only on a GPU")
-    driver = facts.cuda.driver_cuda_version
-    dv = version_tuple(driver, 2)
-    drv = f"driver {facts.cuda.driver_version or '?'}" + (f" (CUDA {dotted(dv)})" if dv else "")
+    dv = _driver_cuda(facts)
+    shown = "11.x or older" if dv == (11, 0) and not facts.cuda.driver_cuda_version else dotted(dv or ())
+    drv = f"driver {facts.cuda.driver_version or '?'}" + (f" (CUDA {shown})" if dv else "")
     targets: List[Tuple[Optional[str], Optional[int]]] = [(g.device, _arch(g)) for g in facts.gpus]
     out = []
     for device, arch in targets or [(None, None)]:
         ptxas = ptxas_for(facts, arch)
         pv = version_tuple(ptxas.release, 2)
+        which = f"sm_{arch}" if arch is not None else "its default target"
+        note = f"; {ptxas.ignored}" if ptxas.ignored else ""
         if pv is None:
             out.append(outcome(Status.INCONCLUSIVE, "could not determine the CUDA release of the ptxas "
-                               f"Triton runs ({ptxas.source})", device=device))
+                               f"Triton runs for {which} ({ptxas.source}){note}", device=device))
         elif dv is None:
-            out.append(outcome(Status.INCONCLUSIVE, f"Triton's ptxas is CUDA {dotted(pv)}; the CUDA "
-                               "version the driver supports is unknown", device=device))
+            out.append(outcome(Status.INCONCLUSIVE, f"Triton's ptxas for {which} is CUDA {dotted(pv)} "
+                               f"({ptxas.source}); the CUDA version the driver supports is unknown",
+                               device=device))
         elif dv[0] < pv[0]:
             out.append(outcome(Status.LIKELY, f"{drv} is older than the CUDA {dotted(pv)} ptxas Triton "
-                               f"runs ({ptxas.source}: {ptxas.path}): the driver will reject its kernels "
-                               "('device kernel image is invalid')", Basis.VERSION, device=device,
-                               ptxas=ptxas.path, ptxas_cuda=dotted(pv), driver_cuda=dotted(dv)))
+                               f"runs for {which} ({ptxas.source}: {ptxas.path}): the driver will reject its "
+                               f"kernels ('device kernel image is invalid'); it needs "
+                               f"{needed_driver(pv)}{note}",
+                               Basis.VERSION, device=device, ptxas=ptxas.path, ptxas_cuda=dotted(pv),
+                               driver_cuda=dotted(dv)))
         elif dv < pv:
-            out.append(outcome(Status.OK, f"{drv} and Triton's CUDA {dotted(pv)} ptxas ({ptxas.source}) "
-                               "share a major release (minor-version compatibility)", Basis.VERSION,
-                               device=device))
+            out.append(outcome(Status.OK, f"{drv} and the CUDA {dotted(pv)} ptxas Triton runs for {which} "
+                               f"({ptxas.source}) share a major release (minor-version compatibility)",
+                               Basis.VERSION, device=device))
         else:
-            out.append(outcome(Status.OK, f"{drv} is at least as new as Triton's CUDA {dotted(pv)} ptxas "
-                               f"({ptxas.source})", Basis.VERSION, device=device))
+            out.append(outcome(Status.OK, f"{drv} is at least as new as the CUDA {dotted(pv)} ptxas Triton "
+                               f"runs for {which} ({ptxas.source})", Basis.VERSION, device=device))
     return out
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan --gpu sm_90 --driver 570.86.15 triton==3.9.0`: the bundled ptxas each planned Triton
+    runs for the GPU, as the release audit read it, against the driver's CUDA major release."""
+    from inductor_doctor.kb._releases import family_driver, ptxas_binary, triton_release
+
+    triton = inp.package("triton")
+    if triton is None or inp.driver is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "needs a Triton and --driver in the plan", Basis.VERSION)]
+    if not triton.version_known:
+        return [RuleOutcome(Status.INCONCLUSIVE, "the planned Triton version is unknown; pin it to decide",
+                            Basis.VERSION)]
+    have = version_tuple(inp.driver, 3)
+    arch = inp.gpu_sm
+    newer: List[str] = []
+    fine: List[str] = []
+    unknown: List[str] = []
+    for version in triton.candidates:
+        found = triton_release(version)
+        if found is None:
+            unknown.append(version)
+            continue
+        entry = found[1]
+        bw = entry.get("ptxas_blackwell")
+        key = "ptxas_blackwell" if bw and arch is not None and arch >= bw["from_arch"] else "ptxas"
+        binary = ptxas_binary(entry[key]["sha256"])
+        pv = version_tuple(binary["release"], 2) if binary else None
+        floor = family_driver(binary["release"]) if binary else None
+        if pv is None or floor is None or have is None:
+            unknown.append(version)
+        elif have < version_tuple(floor, 3):
+            newer.append(f"triton {version} runs a CUDA {dotted(pv)} {key.replace('_', '-')} for "
+                         f"{'sm_' + str(arch) if arch else 'the GPU'}; driver {inp.driver} is older than "
+                         f"{needed_driver(pv)}")
+        else:
+            fine.append(version)
+    if newer:
+        status = Status.AFFECTED if not fine and not unknown else Status.LIKELY
+        return [RuleOutcome(status, newer[0], Basis.VERSION)]
+    if unknown:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"triton {', '.join(unknown[:3])} is not in the release "
+                            "snapshot", Basis.VERSION)]
+    gpu = "" if arch is not None else " (pass --gpu: Triton 3.3 and later pick the ptxas per GPU)"
+    return [RuleOutcome(Status.OK, f"driver {inp.driver} loads what the planned Triton's ptxas builds{gpu}",
+                        Basis.VERSION)]
 
 
 ISSUE = KnownIssue(
@@ -84,11 +165,13 @@ ISSUE = KnownIssue(
     ),
     aliases=("device-kernel-image-invalid", "driver-too-old-for-triton", "unsupported-ptx-toolchain"),
     summary=(
-        "Triton ships its own ptxas (CUDA 12.x in Triton 2.2-3.x). A driver from an older CUDA major "
-        "release (e.g. 470 = CUDA 11.4, 515 = CUDA 11.7) cannot load what it produces: every compiled "
+        "Triton ships its own ptxas: CUDA 12.x (Triton 2.0-3.9), plus a CUDA 13 ptxas-blackwell in Triton "
+        ">= 3.7 for sm_100 and newer (sm_90 and newer in 3.9). A driver from an older CUDA major release "
+        "than the ptxas Triton runs for the GPU (470 = CUDA 11.4 against CUDA 12; 570 = CUDA 12.8 against "
+        "CUDA 13) cannot load what it produces: every compiled "
         "GPU kernel fails with `Triton Error [CUDA]: device kernel image is invalid` (or `the provided "
         "PTX was compiled with an unsupported toolchain`). Update the driver, or point Triton at a ptxas "
-        "no newer than the driver with TRITON_PTXAS_PATH."
+        "no newer than the driver (TRITON_PTXAS_PATH, or for the Blackwell ptxas its own variable)."
     ),
     signatures=(
         Signature(r"device kernel image is invalid", note="CUDA_ERROR_INVALID_IMAGE from cuModuleLoadData"),
@@ -98,15 +181,30 @@ ISSUE = KnownIssue(
         Signature(r"CUDA: Error- invalid image", note="Triton 1.x wording"),
     ),
     workarounds=(
-        Workaround("Update the NVIDIA driver to one of the CUDA major release of Triton's ptxas "
-                   "(CUDA 12: driver >= 525)", None, "upgrade"),
-        Workaround("Or make Triton use a ptxas from a CUDA toolkit the driver supports",
+        Workaround("Update the NVIDIA driver to one of the CUDA major release of the ptxas Triton runs: a "
+                   "CUDA 12 ptxas needs driver >= 525.60.13, a CUDA 13 ptxas >= 580.65.06 (minor-version "
+                   "compatibility; CUDA 13.0-13.3's own toolkit drivers are 580.65.06, 590.44.01, 595.45.04 "
+                   "and 610.43.02). Triton 3.7 and later run a CUDA 13 ptxas-blackwell for sm_100 and newer "
+                   "(3.9: for sm_90 and newer)", None, "upgrade"),
+        Workaround("Or make Triton use a ptxas from a CUDA toolkit the driver supports (Triton reads "
+                   "TRITON_PTXAS_PATH for every GPU before 3.3 and in 3.4-3.5, and below its Blackwell "
+                   "switch otherwise: sm_100, or sm_90 from 3.9)",
                    "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas", "env"),
-        Workaround("Without a local toolkit, pip provides ptxas: install nvidia-cuda-nvcc-cu11 (or the "
-                   "release matching the driver) and point TRITON_PTXAS_PATH at its bin/ptxas", None,
+        Workaround("For the GPUs Triton >= 3.6 sends to its bundled ptxas-blackwell (CUDA 13 from 3.7: "
+                   "sm_100 and newer, sm_90 and newer from 3.9), TRITON_PTXAS_PATH is ignored: set "
+                   "TRITON_PTXAS_BLACKWELL_PATH to a ptxas the driver supports",
+                   "export TRITON_PTXAS_BLACKWELL_PATH=/usr/local/cuda/bin/ptxas", "env",
+                   applies={"triton": ">=3.6"}),
+        Workaround("Triton 3.3 reads TRITON_PTXAS-BLACKWELL_PATH (with a hyphen) for sm_100 and newer, a "
+                   "name `export` cannot set: pass it through env(1)",
+                   "env 'TRITON_PTXAS-BLACKWELL_PATH=/usr/local/cuda/bin/ptxas' python your_script.py", "env",
+                   applies={"triton": "==3.3.*"}),
+        Workaround("Without a local toolkit, pip provides ptxas: install nvidia-cuda-nvcc-cu12 (or -cu11, "
+                   "the release matching the driver) and point the variable above at its bin/ptxas", None,
                    "install"),
     ),
     rule=rule,
+    predict=predict,
     canary=Canary("triton_ptxas_driver.py", devices=(DeviceKind.CUDA,), needs=("torch", "triton"),
                   timeout_s=120.0),
 )

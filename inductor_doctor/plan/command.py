@@ -61,6 +61,7 @@ def predict_issue(inp: PlanInput, issue: KnownIssue) -> List[Finding]:
     else:
         outcomes = predict_from_versions(inp, issue)
     elapsed = time.perf_counter() - start
+    planned = {name: list(p.candidates) for name, p in inp.packages.items()}
     return [
         Finding(
             id=issue.id,
@@ -70,7 +71,8 @@ def predict_issue(inp: PlanInput, issue: KnownIssue) -> List[Finding]:
             basis=Basis.VERSION,
             reason=o.reason,
             severity=issue.severity,
-            workarounds=issue.workarounds if o.status in (Status.AFFECTED, Status.LIKELY) else (),
+            workarounds=tuple(w for w in issue.workarounds if w.applies_to(planned))
+            if o.status in (Status.AFFECTED, Status.LIKELY) else (),
             upstream=issue.upstream,
             duration_s=elapsed / len(outcomes),
         )

@@ -85,7 +85,17 @@ def gather(
     `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
     same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
     """
-    from inductor_doctor.probe import _diskcache, abi, caches, compiler, cuda, packages, target, torch_build
+    from inductor_doctor.probe import (
+        _diskcache,
+        abi,
+        caches,
+        compiler,
+        cuda,
+        packages,
+        ptxas,
+        target,
+        torch_build,
+    )
     from inductor_doctor.probe import live as live_probe
 
     if use_cache is not None:
@@ -122,8 +132,10 @@ def gather(
             lambda m: cuda_info, notes, "CUDA toolkit",
         )
         cuda_info.runtime_version = _runtime_hint(pkgs, torch_info.cuda if torch_info else None)
+        f_ptxas = ex.submit(ptxas.gather, triton, env, cuda_info.gpus)
         if triton is not None and f_bundled is not None:
             triton.bundled_ptxas_version = _result(f_bundled, lambda m: (None, None), notes, "ptxas")[0]
+        cuda_info.ptxas_binaries = _result(f_ptxas, lambda m: [], notes, "Triton's ptxas")
 
         facts = Facts(
             python=_result(f_python, lambda m: PythonInfo(executable=python, version="unknown", error=m),

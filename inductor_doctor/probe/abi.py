@@ -1,7 +1,7 @@
 """The const_data_ptr ABI check: does this compiler name `TensorBase::const_data_ptr<int64_t>` the
 way libtorch exports it?
 
-torch 2.5–2.11 declare `template <typename T, std::enable_if_t<!std::is_const_v<T>, int> = 0>
+torch 2.3–2.11 declare `template <typename T, std::enable_if_t<!std::is_const_v<T>, int> = 0>
 const T* const_data_ptr() const`. Clang ≥ 18 mangles that second template parameter with the new
 Itanium `Tn` prefix, GCC (which builds the official libtorch) does not, so an extension built with
 clang references a symbol libtorch never defines: `undefined symbol: ..const_data_ptrIlTnNSt9enable_if..`
@@ -58,7 +58,7 @@ def _stat_key(path: str) -> Tuple[str, float, int]:
 
 
 def extension_std(torch_dir: Optional[str]) -> str:
-    """The `-std` torch.utils.cpp_extension passes (c++17 up to torch 2.9, c++20 in 2.13), read as text."""
+    """The `-std` torch.utils.cpp_extension passes (c++17 up to torch 2.11, c++20 from 2.12), read as text."""
     if torch_dir:
         try:
             with open(os.path.join(torch_dir, "utils", "cpp_extension.py"), encoding="utf-8") as f:

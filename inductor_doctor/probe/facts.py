@@ -81,6 +81,16 @@ class GPUInfo:
 
 
 @dataclass
+class PtxasInfo:
+    """One ptxas Triton may run (bundled, Blackwell, or named by a variable), as it answered here."""
+
+    path: str
+    source: str  # "bundled ptxas", "bundled ptxas-blackwell", "TRITON_PTXAS_PATH", "PATH", ...
+    release: Optional[str] = None  # the CUDA release it reports, e.g. "12.8"
+    accepts: Dict[str, bool] = field(default_factory=dict)  # `--gpu-name` value -> assembles
+
+
+@dataclass
 class CudaInfo:
     driver_version: Optional[str] = None  # e.g. "580.159.03"
     driver_cuda_version: Optional[str] = None  # highest CUDA the driver supports, e.g. "13.0"
@@ -93,6 +103,7 @@ class CudaInfo:
     cudnn_version: Optional[str] = None  # the cuDNN torch loads (live probe)
     nvidia_smi: Optional[str] = None  # path of the nvidia-smi that answered
     notes: List[str] = field(default_factory=list)
+    ptxas_binaries: List[PtxasInfo] = field(default_factory=list)  # every ptxas Triton may run, asked
 
 
 @dataclass

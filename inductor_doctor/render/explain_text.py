@@ -66,7 +66,8 @@ def _workarounds(console: Any, issue: Mapping[str, Any], para: Any) -> None:
         return
     para("What to do:", STRONG)
     for w in ways:
-        para(f"- {w['text']}", indent=2)
+        only = ", ".join(f"{k}{v}" for k, v in (w.get("applies") or {}).items())
+        para(f"- {w['text']}" + (f" (only {only})" if only else ""), indent=2)
         if w.get("command"):
             para(f"$ {w['command']}", COMMAND, indent=6)
     console.print()

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Audit the known-issue tables against the real torch and Triton releases on PyPI.
+
+    python tools/release_audit.py refresh   # re-read every release, rewrite the snapshot
+    python tools/release_audit.py check     # compare the tables in inductor_doctor/kb/ with it
+
+`refresh` reads only the few files it needs from each wheel (HTTP range requests) and caches
+them under ~/.cache/inductor-doctor-audit (or $INDUCTOR_DOCTOR_AUDIT_CACHE); run it when a torch
+or Triton release appears, then `check`, and commit the snapshot with the tables it changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+sys.path.insert(0, str(ROOT))
+
+from audit import check, refresh  # noqa: E402
+
+SNAPSHOT = ROOT / "inductor_doctor" / "kb" / "_data" / "releases.json"
+
+
+def main(argv: list) -> int:
+    parser = argparse.ArgumentParser(prog="release_audit", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("refresh", help="re-read the releases on PyPI and rewrite the snapshot")
+    r.add_argument("--offline", action="store_true", help="reuse the cached index pages")
+    r.add_argument("--output", type=Path, default=SNAPSHOT)
+    c = sub.add_parser("check", help="compare the kb tables with the snapshot (offline)")
+    c.add_argument("--snapshot", type=Path, default=SNAPSHOT)
+    c.add_argument("--with-cache", action="store_true",
+                   help="also run the doctor's file readers on the files `refresh` downloaded")
+    args = parser.parse_args(argv)
+    if args.command == "refresh":
+        try:
+            snap = refresh.build(offline=args.offline)
+        except (refresh.RefreshError, RuntimeError, OSError) as exc:
+            print(f"release_audit: {exc}", file=sys.stderr)
+            return 2
+        refresh.write(snap, args.output)
+        print(f"wrote {args.output}: torch {len(snap['torch'])} releases, triton {len(snap['triton'])}, "
+              f"{len(snap['ptxas'])} ptxas binaries")
+        problems = check.against(snap, cache=True)
+    else:
+        problems = check.against(check.load(args.snapshot), cache=args.with_cache)
+    for p in problems:
+        print(f"DISAGREES: {p}")
+    if not problems:
+        print("every table agrees with the snapshot")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
