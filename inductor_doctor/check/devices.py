@@ -1,8 +1,8 @@
-"""Which devices one check covers: all of them, or a share (one torchrun rank's, say).
+"""Which devices one check covers: all of them, or a share (one torchrun rank's, one library's).
 
-`check` itself knows nothing of torchrun: it takes a `DeviceFilter`, keeps the GPUs it names (their
-indices stay the node's own, so a fleet view says `node-a/cuda:3`), and checks the node-wide devices
-(`cpu`, `toolchain`, `xla`) only when told to.
+`check` itself knows nothing of torchrun or of the caller: it takes a `DeviceFilter`, keeps the GPUs
+it names (their indices stay the node's own, so a fleet view says `node-a/cuda:3`), and checks the
+other devices (`cpu`, `toolchain`, `xla`) only where the filter keeps them.
 """
 
 from __future__ import annotations
@@ -18,28 +18,41 @@ _CUDA = re.compile(r"^cuda:(\d+)$")
 
 @dataclass(frozen=True)
 class DeviceFilter:
-    """`keep_gpu(index)` says which GPUs are ours; `node_wide` whether cpu/toolchain/xla are.
+    """`keep(device)` says which devices are ours (`cuda:N` by the node's own index).
 
-    `key` names the share in the result cache and in reports (e.g. "rank 1 of 4").
+    `key` names the share in the canary cache and in reports (e.g. "local rank 1 of 4").
     """
 
-    keep_gpu: Callable[[int], bool]
-    node_wide: bool
+    keep: Callable[[str], bool]
     key: str
 
+    @classmethod
+    def only(cls, *devices: str) -> DeviceFilter:
+        """Exactly these devices, e.g. `DeviceFilter.only("toolchain", "cuda:0")`."""
+        chosen = frozenset(devices)
+        return cls(lambda d: d in chosen, "only " + ",".join(sorted(chosen)))
+
     def keeps(self, device: str) -> bool:
-        m = _CUDA.match(device)
-        return self.keep_gpu(int(m.group(1))) if m else self.node_wide
+        return self.keep(device)
 
     def facts(self, facts: Any) -> None:
         """Drop the GPUs that are not ours (in place: the facts are this run's own)."""
-        facts.cuda.gpus = [g for g in facts.cuda.gpus if self.keep_gpu(g.index)]
+        facts.cuda.gpus = [g for g in facts.cuda.gpus if self.keep(g.device)]
 
     def issues(self, issues: Sequence[KnownIssue]) -> List[KnownIssue]:
-        """Without the node-wide devices, only the GPU side of the GPU issues is left to check."""
-        if self.node_wide:
-            return list(issues)
-        return [replace(i, devices=(DeviceKind.CUDA,)) for i in issues if DeviceKind.CUDA in i.devices]
+        """Each issue restricted to the device kinds we keep any of; issues left with none go."""
+        out: List[KnownIssue] = []
+        for issue in issues:
+            kinds = tuple(k for k in issue.devices if self._keeps_kind(k))
+            if kinds:
+                out.append(issue if kinds == issue.devices else replace(issue, devices=kinds))
+        return out
+
+    def _keeps_kind(self, kind: DeviceKind) -> bool:
+        if kind is DeviceKind.CUDA:
+            return any(self.keep(f"cuda:{i}") for i in range(64))
+        return self.keep(kind.value)
 
     def findings(self, findings: Sequence[Finding]) -> List[Finding]:
-        return [f for f in findings if self.keeps(f.device)]
+        """Our findings: those on a kept device (a bare kind, `cuda` with no GPU, is a device too)."""
+        return [f for f in findings if self.keep(f.device)]

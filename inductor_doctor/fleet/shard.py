@@ -8,11 +8,13 @@ checks the node-wide devices (`cpu`, `toolchain`, `xla`).
 
 from __future__ import annotations
 
+import re
 from typing import Tuple
 
 from inductor_doctor.check.devices import DeviceFilter
 
 Shard = Tuple[int, int]  # (local rank, local world size)
+_CUDA = re.compile(r"^cuda:(\d+)$")
 
 
 def valid(shard: Shard) -> bool:
@@ -27,5 +29,9 @@ def keep_gpu(index: int, shard: Shard) -> bool:
 
 def device_filter(shard: Shard) -> DeviceFilter:
     rank, size = shard
-    return DeviceFilter(lambda index: keep_gpu(index, shard), node_wide=rank == 0,
-                        key=f"local rank {rank} of {size}")
+
+    def keep(device: str) -> bool:
+        m = _CUDA.match(device)
+        return keep_gpu(int(m.group(1)), shard) if m else rank == 0
+
+    return DeviceFilter(keep, key=f"local rank {rank} of {size}")
