@@ -202,6 +202,9 @@ def test_driver_older_than_triton_ptxas():
     ptxas = tdir / "backends" / "nvidia" / "bin" / "ptxas"
     tri = TritonInfo(version="3.2.0", path=str(tdir), bundled_ptxas=str(ptxas))
     facts = make_facts(torch_version="2.6.0+cu124", cuda="12.4", triton=tri, gpus=[h100()])
+    from inductor_doctor.probe import ptxas as ptxas_probe
+
+    facts.cuda.ptxas_binaries = ptxas_probe.gather(tri, {}, facts.gpus)  # what the probe reads of it
     facts.cuda.driver_version, facts.cuda.driver_cuda_version = "470.82.01", "11.4"
     o = only("triton-ptxas-driver", facts)
     assert o.status is Status.LIKELY and "12.4" in o.reason and o.device == "cuda:0"
@@ -215,12 +218,16 @@ def test_driver_older_than_triton_ptxas():
 def test_ptxas_arch_scan_of_the_real_binaries():
     """Triton 3.2.0 bundles CUDA 12.4 only; Triton 3.3.1 adds a CUDA 12.8 ptxas-blackwell."""
     gpus = [h100(0), GPUInfo(index=1, name="RTX 5090", sm="12.0"), GPUInfo(index=2, name="GB10", sm="12.1")]
+    from inductor_doctor.probe import ptxas as ptxas_probe
+
     old = make_facts(torch_version="2.6.0+cu124", cuda="12.4", gpus=gpus,
                      triton=TritonInfo(version="3.2.0", path=str(triton_dir("xla-2.6.0"))))
+    old.cuda.ptxas_binaries = ptxas_probe.gather(old.triton, {}, gpus)  # the binaries, asked
     got = {o.device: o.status for o in outcomes("ptxas-unsupported-arch", old)}
     assert got == {"cuda:0": Status.OK, "cuda:1": Status.AFFECTED, "cuda:2": Status.AFFECTED}
     new = make_facts(torch_version="2.6.0+cu124", cuda="12.4", gpus=gpus,
                      triton=TritonInfo(version="3.3.1", path=str(triton_dir("catalog-triton-skew"))))
+    new.cuda.ptxas_binaries = ptxas_probe.gather(new.triton, {}, gpus)
     res = {o.device: o for o in outcomes("ptxas-unsupported-arch", new)}
     assert res["cuda:1"].status is Status.OK and "ptxas-blackwell" in res["cuda:1"].reason
     assert res["cuda:2"].status is Status.AFFECTED and "sm_121" in res["cuda:2"].reason

@@ -1,28 +1,23 @@
-"""The cache directories both cache-dir issues judge: the probe's, or looked up here.
+"""The cache directories both cache-dir issues judge, as the probe found them for the target.
 
-`probe.caches.gather_caches` is cheap and reads only the environment and /proc/self/mounts, so when
-a caller's Facts lack them (older cached facts, hand-built facts) the rule looks itself, with the
-doctor's own environment, which is also the one canaries and the user's process inherit.
+Rules only read facts: when the facts carry no cache directories (hand-built or old facts), the
+rules say so (`inconclusive`) rather than look at the doctor's own environment, which is not
+necessarily the target's.
 """
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, List, Optional
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import CacheDirInfo, Facts
 
 
-def cache_dirs(facts: Facts) -> List[CacheDirInfo]:
-    """Inductor's cache dir always; Triton's own cache dir when Triton is installed."""
+def cache_dirs(facts: Facts) -> Optional[List[CacheDirInfo]]:
+    """Inductor's cache dir always; Triton's own when Triton is installed. None: not probed."""
     info = facts.caches
     if info is None:
-        from inductor_doctor.probe.caches import gather_caches
-
-        env = dict(os.environ)
-        env.update(facts.env)
-        info = gather_caches(env)
+        return None
     has_triton = facts.triton is not None and bool(facts.triton.version)
     return [d for d in info.dirs if d.name == "inductor" or (d.name == "triton" and has_triton)]
 

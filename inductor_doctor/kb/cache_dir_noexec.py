@@ -32,6 +32,8 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
         return not_installed("torch")
     dirs = cache_dirs(facts)
+    if dirs is None:
+        return one(Status.INCONCLUSIVE, "the cache directories were not probed")
     bad = [d for d in dirs if "noexec" in d.mount_options]
     if bad:
         return one(Status.AFFECTED, "; ".join(describe(d) for d in bad) + " is mounted noexec: compiled "

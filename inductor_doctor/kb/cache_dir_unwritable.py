@@ -33,6 +33,8 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
         return not_installed("torch")
     dirs = cache_dirs(facts)
+    if dirs is None:
+        return one(Status.INCONCLUSIVE, "the cache directories were not probed")
     bad = [d for d in dirs if d.writable is False]
     if bad:
         return one(Status.AFFECTED, "; ".join(f"{describe(d)}: {d.error or 'not writable'}" for d in bad),

@@ -35,10 +35,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     cxx = facts.cxx
     if compiler_missing(cxx):
         asked = f"CXX={cxx.command}" if cxx.chosen_by == "CXX" else f"`{cxx.command or 'g++'}`"
-        from inductor_doctor.probe.compiler import DOES_NOT_RUN  # not at import: `list` stays light
-
-        broken = next((n for n in cxx.notes if n.startswith(DOES_NOT_RUN)), None)
-        what = f"{asked} is not found" if broken is None else f"{asked}: {broken}"
+        broken = ", ".join(f"`{c}`" for c in cxx.does_not_run)
+        what = f"{asked}: found, but does not answer `--version` (fails or hangs): {broken}" if broken \
+            else f"{asked} is not found"
         return one(Status.AFFECTED, f"{what}: Inductor raises InvalidCxxCompiler for every "
                    "CPU graph" + (f" ({cxx.error})" if cxx.error and "not found" not in cxx.error else ""))
     if cxx.works is False:

@@ -37,7 +37,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return one(Status.INCONCLUSIVE, f"OpenMP support of {compiler_label(cxx)} was not probed")
     if cxx.openmp:
         return one(Status.OK, f"{compiler_label(cxx)} compiles `#include <omp.h>` with -fopenmp")
-    detail = next((n[len("OpenMP: "):] for n in cxx.notes if n.startswith("OpenMP: ")), "")
+    detail = cxx.openmp_error or ""
     hint = ""
     if cxx.kind == "clang":
         major = compiler_major(cxx)

@@ -40,7 +40,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return one(Status.INCONCLUSIVE, "could not tell whether the target Python has its headers")
     for info in (facts.cxx, facts.cc):
         if info.works and info.python_h is False:  # a broken compiler is another issue
-            note = next((n for n in info.notes if n.startswith("Python.h")), "")
+            note = info.python_h_error or ""
             return one(Status.AFFECTED, f"{compiler_label(info)} cannot compile `#include <Python.h>` "
                        f"with -I{inc}" + (f" ({note})" if note else ""))
     return one(Status.OK, f"Python.h present in {inc}")

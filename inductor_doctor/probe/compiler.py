@@ -258,13 +258,13 @@ def probe_compiler(
     if err:
         info.error = f"cannot build a trivial shared object: {err}"
     if "openmp" in results:
-        info.openmp, err = results["openmp"]
-        if err:
-            info.notes.append(f"OpenMP: {err}")
+        info.openmp, info.openmp_error = results["openmp"]
+        if info.openmp_error:
+            info.notes.append(f"OpenMP: {info.openmp_error}")
     if "python_h" in results:
-        info.python_h, err = results["python_h"]
-        if err:
-            info.notes.append(f"Python.h: {err}")
+        info.python_h, info.python_h_error = results["python_h"]
+        if info.python_h_error:
+            info.notes.append(f"Python.h: {info.python_h_error}")
     else:
         info.notes.append("Python.h not tested: the target's include directory is unknown")
     return info
@@ -302,6 +302,7 @@ def inductor_cxx(
         error=f"No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, {search})",
     )
     if broken:  # found, but `--version` failed or hung: "not found" would send the user astray
+        info.does_not_run = list(broken)
         info.notes.append(DOES_NOT_RUN + ", ".join(f"`{c}`" for c in broken))
     if any(" " in c.strip() for c, _ in candidates):
         info.notes.append("Inductor runs CXX as one program: a launcher or flags in it (`ccache g++`) "

@@ -121,6 +121,9 @@ class CompilerInfo:
     version_line: Optional[str] = None  # the first line of `--version`
     chosen_by: Optional[str] = None  # why this one: "CXX", "default search", ...
     notes: List[str] = field(default_factory=list)
+    openmp_error: Optional[str] = None  # the compiler's first error line for `#include <omp.h>`
+    python_h_error: Optional[str] = None  # the same for `#include <Python.h>`
+    does_not_run: List[str] = field(default_factory=list)  # found on PATH, but `--version` failed or hung
 
 
 @dataclass
