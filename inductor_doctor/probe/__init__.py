@@ -85,7 +85,17 @@ def gather(
     `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
     same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
     """
-    from inductor_doctor.probe import _diskcache, abi, caches, compiler, cuda, packages, target, torch_build
+    from inductor_doctor.probe import (
+        _diskcache,
+        abi,
+        caches,
+        compiler,
+        cuda,
+        gpu_catalog,
+        packages,
+        target,
+        torch_build,
+    )
     from inductor_doctor.probe import live as live_probe
 
     if use_cache is not None:
@@ -109,6 +119,8 @@ def gather(
         triton = packages.triton_info(t, pkgs)
         include = t.get("include_dir")
 
+        # GPU/CUDA catalog (torch-gpu-arch-missing, cuda-libs-shadowed, cuda-toolkit-missing).
+        f_gpu_catalog = ex.submit(gpu_catalog.static_facts, torch_info, t, env)
         f_abi = ex.submit(abi.check, torch_info, env)
         f_cxx = ex.submit(compiler.inductor_cxx, include, env, step)
         f_cc = ex.submit(compiler.triton_cc_info, include, env, step)
@@ -139,6 +151,9 @@ def gather(
             env=relevant_env(env),
             caches=_result(f_caches, lambda m: None, notes, "cache directories"),
         )
+        # GPU/CUDA catalog (cuda-devices-hidden and the above): gpus become the ones torch will see.
+        gpu_catalog.fold(facts, _result(f_gpu_catalog, lambda m: gpu_catalog.Static(), notes,
+                                        "GPU/CUDA catalog"), env)
         if f_live is not None:
             answer = _result(f_live, lambda m: {"probe_error": m}, notes, "live")
             live_probe.merge(facts, answer)

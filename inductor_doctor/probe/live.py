@@ -59,7 +59,16 @@ guard("torch_file", lambda: os.path.dirname(torch.__file__))
 guard("cxx11_abi", lambda: bool(torch._C._GLIBCXX_USE_CXX11_ABI))
 guard("cuda_version", lambda: torch.version.cuda)
 guard("hip_version", lambda: getattr(torch.version, "hip", None))
-guard("cuda_available", lambda: bool(torch.cuda.is_available()))
+def _available():
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:  # "CUDA initialization: ..." (once a process)
+        warnings.simplefilter("always")
+        ok = bool(torch.cuda.is_available())
+    said = [str(w.message) for w in caught if "CUDA" in str(w.message)]
+    if said:
+        out["cuda_init_warning"] = said[0][:2000]
+    return ok
+guard("cuda_available", _available)
 def _devices():
     devs = []
     if not out.get("cuda_available"):
@@ -106,6 +115,19 @@ def _maps():
     return seen
 guard("cudart_version", _cudart)
 guard("loaded", lambda: [p for p in _maps() if any(k in os.path.basename(p) for k in KEEP)])
+# GPU/CUDA catalog: torch's arch list, what it counts, each GPU's opt-in shared memory per block.
+def _arch_list():
+    flags = getattr(torch._C, "_cuda_getArchFlags", lambda: None)() if torch.version.cuda else None
+    return flags.split() if flags else None
+guard("arch_list", _arch_list)
+guard("device_count", lambda: int(torch.cuda.device_count()) if torch.version.cuda else None)
+def _gpu_extra():
+    extra = []
+    for d in out.get("devices") or []:
+        p = torch.cuda.get_device_properties(d["index"])
+        extra.append({"index": d["index"], "smem_optin": getattr(p, "shared_memory_per_block_optin", None)})
+    return extra
+guard("gpu_extra", _gpu_extra)
 out["stage"] = "done"
 emit(out)
 '''
@@ -113,7 +135,10 @@ emit(out)
 #: The libraries whose loaded copy matters (basename substrings).
 KEEP = ("libstdc++", "libgcc_s", "libgomp", "libiomp", "libomp", "libcudnn", "libcudart", "libcublas",
         "libnccl", "libcuda.so", "libnvrtc", "libtorch", "libc10", "libtriton", "libpython", "libtpu",
-        "_XLAC")
+        "_XLAC",
+        # GPU/CUDA catalog (cuda-libs-shadowed): the rest of the nvidia-* wheels' libraries.
+        "libnvJitLink", "libcusparse", "libcufft", "libcurand", "libcusolver", "libcupti", "libnvToolsExt",
+        "libnvshmem", "libcufile")
 
 
 def _script() -> str:
@@ -194,6 +219,9 @@ def merge(facts: Facts, live: Dict[str, Any]) -> None:
     _merge_cuda(facts, live)
     _merge_triton(facts, live)
     _merge_loaded(facts, live)
+    from inductor_doctor.probe import gpu_catalog  # GPU/CUDA catalog
+
+    gpu_catalog.merge_live(facts, live)
 
 
 def _merge_cuda(facts: Facts, live: Dict[str, Any]) -> None:
