@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
+from inductor_doctor.kb._gpus import hidden_reason
 from inductor_doctor.kb._ptxas import ptxas_for
 from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
@@ -42,6 +43,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return not_installed("triton")
     if not facts.gpus and not facts.cuda.driver_version:
         return no_gpu("no NVIDIA driver here: Triton's kernels are loaded only on a GPU")
+    hidden = hidden_reason(facts)
+    if hidden:
+        return no_gpu(f"{hidden}: no Triton kernel is loaded")
     driver = facts.cuda.driver_cuda_version
     dv = version_tuple(driver, 2)
     drv = f"driver {facts.cuda.driver_version or '?'}" + (f" (CUDA {dotted(dv)})" if dv else "")
