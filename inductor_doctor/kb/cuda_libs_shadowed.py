@@ -41,7 +41,10 @@ def _where(lib: CudaLibInfo) -> str:
 
 
 def _loaded_elsewhere(lib: CudaLibInfo) -> bool:
-    return bool(lib.loaded and lib.wheel and os.path.realpath(lib.loaded) != os.path.realpath(lib.wheel))
+    """The live torch mapped another build than the wheel's (read by the live probe)."""
+    if not lib.loaded or not lib.wheel or os.path.realpath(lib.loaded) == os.path.realpath(lib.wheel):
+        return False
+    return lib.loaded_same_build is not True
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
@@ -67,7 +70,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return one(Status.AFFECTED, f"the loader finds no {names} for {torch_label(facts)} (the wheel's "
                    "directory is not searched for it): the import fails with 'cannot open shared object "
                    "file'")
-    live_other = [lib for lib in libs if _loaded_elsewhere(lib) and lib.same_build is not True]
+    live_other = [lib for lib in libs if _loaded_elsewhere(lib)]
     if live_other:
         lib = live_other[0]
         return one(Status.AFFECTED, f"the live torch mapped {lib.soname} from {lib.loaded}, not its wheel's "

@@ -108,6 +108,7 @@ class CudaLibInfo:
     missing_symbols: List[str] = field(default_factory=list)  # what needed_by imports and it lacks
     same_build: Optional[bool] = None  # resolved is byte-for-byte the wheel's file (size + head)
     loaded: Optional[str] = None  # live: the file actually mapped
+    loaded_same_build: Optional[bool] = None  # live: that file is the wheel's build
 
 
 @dataclass

@@ -101,3 +101,5 @@ def merge_live(facts: Facts, live: Dict[str, Any]) -> None:
         if hit is None:
             hit = next((p for p in loaded if os.path.basename(p).startswith(lib.soname + ".")), None)
         lib.loaded = hit
+        if hit and lib.wheel:
+            lib.loaded_same_build = cuda_libs.same_build(hit, lib.wheel)
