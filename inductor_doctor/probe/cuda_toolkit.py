@@ -24,10 +24,16 @@ _RELEASE = re.compile(r"release (\d+\.\d+)")
 
 
 def find_cuda_home(env: Mapping[str, str]) -> Tuple[Optional[str], Optional[str]]:
-    """`(cuda_home, how it was chosen)` exactly as `_find_cuda_home` chooses (Linux)."""
+    """`(cuda_home, how it was chosen)` exactly as `_find_cuda_home` chooses (Linux).
+
+    torch takes `CUDA_HOME or CUDA_PATH`: an empty CUDA_PATH (with CUDA_HOME unset or empty) stops the
+    search with an empty home, which joins to relative paths: no toolkit, in effect.
+    """
     for name in ("CUDA_HOME", "CUDA_PATH"):
         if env.get(name):
             return env[name], name
+    if env.get("CUDA_PATH") == "":
+        return None, "CUDA_PATH set but empty"
     nvcc = shutil.which("nvcc", path=env.get("PATH"))
     if nvcc is not None:
         return os.path.dirname(os.path.dirname(nvcc)), f"nvcc on PATH ({nvcc})"
