@@ -117,8 +117,8 @@ ISSUE = KnownIssue(
                    "other"),
         Workaround("Unset it to see every GPU (or list indices below the GPU count, each once)",
                    "unset CUDA_VISIBLE_DEVICES", "env"),
-        Workaround("Under torchrun, start at most as many processes per node as GPUs are visible",
-                   "torchrun --nproc-per-node gpu ...", "flag"),
+        Workaround("Under torchrun, start at most as many processes per node as GPUs are visible: "
+                   "`--nproc-per-node gpu` starts one per visible GPU", None, "flag"),
         Workaround("Number GPUs as nvidia-smi does when CUDA_VISIBLE_DEVICES uses indices on a host with "
                    "different GPU models", "export CUDA_DEVICE_ORDER=PCI_BUS_ID", "env"),
     ),
