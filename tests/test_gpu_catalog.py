@@ -444,6 +444,24 @@ def test_torch_2_6_preloads_its_nvjitlink_in_the_same_state():
 
 
 @pytest.mark.envs
+def test_a_too_old_nvjitlink_wheel_is_found_among_the_wheels():
+    """pip put nvidia-nvjitlink-cu12 12.1 under torch 2.6.0: its own copy loads and lacks the symbols."""
+    python = venv_python("catalog-nvjitlink-skew")
+    libs, _ = _replay("catalog-nvjitlink-skew", {})
+    jit = next(x for x in libs if x.soname == "libnvJitLink.so.12")
+    assert jit.resolved == jit.wheel and jit.needed_by == "libcusparse.so.12"
+    assert jit.missing_symbols and all(s.endswith("_12_4") for s in jit.missing_symbols)
+    real = _maps(python, {})
+    assert real.returncode != 0 and "undefined symbol: __nvJitLink" in real.stderr
+    facts = cuda_facts(gpus=[gpu()])
+    facts.cuda.libs = libs
+    o = only("cuda-libs-shadowed", facts)
+    assert o.status is Status.AFFECTED and "torch's own libnvJitLink.so.12" in o.reason
+    assert "pip install -U --force-reinstall nvidia-nvjitlink-cu12" in [
+        w.command for w in issue("cuda-libs-shadowed").workarounds]
+
+
+@pytest.mark.envs
 @pytest.mark.parametrize("env,cond,count", [
     ("xla-2.5.1", None, 0), ("xla-2.6.0", "wheel cudart", 2), (None, "cudart", 16),
 ])

@@ -64,6 +64,16 @@ def test_torch_2_6_is_not_shadowed_in_the_same_state():
     assert proc.returncode == 0, proc.stderr[-500:]
 
 
+@pytest.mark.envs
+def test_a_too_old_nvjitlink_wheel_breaks_torch_2_6():
+    python = venv_python("catalog-nvjitlink-skew")  # xla-2.6.0 with nvidia-nvjitlink-cu12 12.1.105
+    report = _check(python)
+    assert _new_flags(report, venv_python("xla-2.6.0")) == {"cuda-libs-shadowed": "affected"}
+    f = _finding(report, "cuda-libs-shadowed")
+    assert "torch's own libnvJitLink.so.12" in f["reason"] and "_12_4" in f["reason"]
+    assert "pip install -U --force-reinstall nvidia-nvjitlink-cu12" in _commands(f)
+
+
 def _hidden_usr_local(tmp_path: Path) -> Tuple[Tuple[str, ...], Dict[str, str]]:
     """A private mount namespace with an empty /usr/local: no /usr/local/cuda, no nvcc wrapper."""
     unshare = shutil.which("unshare")

@@ -58,6 +58,12 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} does not ship its CUDA libraries as "
                    "nvidia-* wheels here: it uses the system's by design")
     for lib in libs:
+        if lib.missing_symbols and lib.resolved == lib.wheel:
+            lacks = ", ".join(lib.missing_symbols[:3])
+            return one(Status.AFFECTED, f"torch's own {lib.soname} ({lib.wheel}) is older than "
+                       f"{lib.needed_by} needs: it lacks {lacks}, so `import torch` fails with 'undefined "
+                       f"symbol: {lib.missing_symbols[0]}' (a nvidia-* wheel older than torch requires)",
+                       soname=lib.soname, wheel=lib.wheel)
         if lib.missing_symbols:
             names = ", ".join(lib.missing_symbols[:3])
             return one(Status.AFFECTED, f"{lib.needed_by} would load {lib.soname} from {_where(lib)}, not "
@@ -100,6 +106,7 @@ ISSUE = KnownIssue(
         "pytorch/pytorch#111469",
         "infiniflow/ragflow#4466",
         "vllm-project/vllm#6118",
+        "NVIDIA/cuvs#1794",
     ),
     aliases=("nvjitlink-undefined-symbol", "ld-library-path-cuda", "libcusparse-undefined-symbol"),
     summary=(
@@ -127,6 +134,8 @@ ISSUE = KnownIssue(
         Workaround("Or put the wheel's directory first, e.g. for nvJitLink",
                    "export LD_LIBRARY_PATH=\"$(python -c 'import nvidia.nvjitlink, os; "
                    "print(os.path.dirname(nvidia.nvjitlink.__file__))')/lib:$LD_LIBRARY_PATH\"", "env"),
+        Workaround("Where the wheel itself is too old (another package pinned it), reinstall the one torch "
+                   "requires", "pip install -U --force-reinstall nvidia-nvjitlink-cu12", "install"),
         Workaround("Or upgrade to torch >= 2.6, which preloads nvJitLink and NVRTC from its wheels",
                    "pip install -U 'torch>=2.6'", "upgrade"),
         Workaround("See which copies a live torch maps",

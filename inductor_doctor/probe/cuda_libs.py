@@ -398,5 +398,25 @@ def resolve(torch_dir: str, roots: Sequence[str], env: Mapping[str, str], execut
                                   if os.path.basename(o.dyn.path) == res.needed_by), None)
                 if requester:
                     info.missing_symbols = missing_symbols(requester, soname, res.path)
+            elif soname.startswith(VERSIONED_PROVIDERS):
+                _check_wheel_pairing(info, replay)
         out.append(info)
     return out, notes
+
+
+#: Wheel libraries whose importers bind to versioned symbols of a minimum release
+#: (`__nvJitLinkAddData_12_4`): a wheel older than its importers (pip resolving an old
+#: nvidia-nvjitlink-cu12 for another package) fails the import exactly as an older system copy does.
+VERSIONED_PROVIDERS = ("libnvJitLink.so",)
+
+
+def _check_wheel_pairing(info: CudaLibInfo, replay: Replay) -> None:
+    """The wheel's own copy loads: do the wheel libraries importing it find what they need?"""
+    for obj in replay.objects.values():
+        if info.soname not in obj.dyn.needed or info.resolved is None:
+            continue
+        missing = missing_symbols(obj.dyn.path, info.soname, info.resolved)
+        if missing:
+            info.needed_by = os.path.basename(obj.dyn.path)
+            info.missing_symbols = missing
+            return
