@@ -615,6 +615,17 @@ def test_live_torch_seeing_no_gpu_removes_the_rows():
     assert "the live torch reports none" in only("gpu-too-old-for-triton", facts).reason
 
 
+def test_a_valid_visible_list_is_not_blamed_when_the_live_torch_sees_none():
+    facts = cuda_facts(gpus=driver_host(2), env={"CUDA_VISIBLE_DEVICES": "0"}, driver="470.82.01",
+                       driver_cuda="11.4")
+    gpu_catalog.merge_live(facts, {"import_ok": True, "cuda_version": "12.4", "device_count": 0,
+                                   "cuda_init_warning": "CUDA initialization: The NVIDIA driver on your "
+                                   "system is too old (found version 11040)."})
+    assert facts.gpus == []
+    assert only("cuda-devices-hidden", facts).status is Status.INCONCLUSIVE
+    assert only("cuda-driver-too-old", facts).status is Status.AFFECTED
+
+
 def test_probe_text_shows_the_toolkit_and_hidden_gpus():
     facts = cuda_facts(gpus=driver_host(4), env={"CUDA_VISIBLE_DEVICES": "7"})
     facts.toolkit = CudaToolkitInfo(cuda_home=None)

@@ -51,7 +51,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     why = "; ".join(cuda.visibility[:1])
     if cuda.visibility_resolved is False:
         return one(Status.INCONCLUSIVE, f"{shown}: {why or 'could not match its entries'}")
-    visible = len(facts.gpus)
+    visible = cuda.visible_count if cuda.visible_count is not None else len(facts.gpus)
     if var is not None and visible == 0:
         return one(Status.AFFECTED, f"{shown} hides all of the driver's {_count(len(driver))}"
                    f"{': ' + why if why else ''}: torch.cuda.is_available() is False, and every CUDA row "

@@ -202,6 +202,7 @@ def apply(info: CudaInfo, env: Mapping[str, str]) -> None:
     if note:
         notes.append(note)
     info.gpus = visible
+    info.visible_count = len(visible) if resolved else None
     info.visibility = notes
     info.visibility_resolved = resolved
     if var is not None and driver:

@@ -156,6 +156,7 @@ class CudaInfo:
     driver_sufficient: Optional[bool] = None  # live: torch._C._cuda_isDriverSufficient()
     driver_api_version: Optional[int] = None  # live: cuDriverGetVersion as torch reports it (12020)
     libs: List[CudaLibInfo] = field(default_factory=list)  # the CUDA libraries torch's wheels ship
+    visible_count: Optional[int] = None  # GPUs CUDA_VISIBLE_DEVICES leaves (before the live probe's say)
 
 
 @dataclass
