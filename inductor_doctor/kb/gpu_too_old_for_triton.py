@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.kb._catalog import gpu_sm, is_gpu_torch, no_gpu, one, outcome, torch_label
+from inductor_doctor.kb._catalog import gpu_sm, is_gpu_torch, one, outcome, torch_label
+from inductor_doctor.kb._gpus import no_visible_gpu
 from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     Basis,
@@ -34,7 +35,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
         return not_installed("torch")
     if not facts.gpus:
-        return no_gpu()
+        return no_visible_gpu(facts)
     if facts.torch.hip:
         return one(Status.NOT_APPLICABLE, f"{torch_label(facts)}: the capability check is CUDA's")
     if not is_gpu_torch(facts):

@@ -13,6 +13,7 @@ import os
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.kb._catalog import no_gpu, one
+from inductor_doctor.kb._gpus import hidden_reason
 from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     DeviceKind,
@@ -34,6 +35,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     cuda = facts.cuda
     if not facts.gpus and not cuda.driver_version:
         return no_gpu("no NVIDIA driver here: containers get libcuda from the runtime when they start")
+    hidden = hidden_reason(facts)
+    if hidden:
+        return no_gpu(f"{hidden}: Triton links no GPU launcher")
     explicit = facts.env.get("TRITON_LIBCUDA_PATH")
     if explicit:
         if os.path.exists(os.path.join(explicit, "libcuda.so")):

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.kb._catalog import is_gpu_torch, no_gpu, one, outcome, torch_label, torch_source
+from inductor_doctor.kb._catalog import is_gpu_torch, one, outcome, torch_label, torch_source
+from inductor_doctor.kb._gpus import no_visible_gpu
 from inductor_doctor.kb._rules import not_installed, parse_version
 from inductor_doctor.model import (
     Basis,
@@ -49,7 +50,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
         return not_installed("torch")
     if not facts.gpus:
-        return no_gpu()
+        return no_visible_gpu(facts)
     if not is_gpu_torch(facts):
         return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} does not compile for the GPU")
     if facts.torch.hip:

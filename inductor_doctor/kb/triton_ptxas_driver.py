@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
+from inductor_doctor.kb._gpus import hidden_reason
 from inductor_doctor.kb._ptxas import ptxas_for
 from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
@@ -72,6 +73,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return not_installed("triton")
     if not facts.gpus and not facts.cuda.driver_version:
         return no_gpu("no NVIDIA driver here: Triton's kernels are loaded only on a GPU")
+    hidden = hidden_reason(facts)
+    if hidden:
+        return no_gpu(f"{hidden}: no Triton kernel is loaded")
     dv = _driver_cuda(facts)
     shown = "11.x or older" if dv == (11, 0) and not facts.cuda.driver_cuda_version else dotted(dv or ())
     drv = f"driver {facts.cuda.driver_version or '?'}" + (f" (CUDA {shown})" if dv else "")

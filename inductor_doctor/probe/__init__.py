@@ -91,6 +91,7 @@ def gather(
         caches,
         compiler,
         cuda,
+        gpu_catalog,
         packages,
         ptxas,
         target,
@@ -119,6 +120,8 @@ def gather(
         triton = packages.triton_info(t, pkgs)
         include = t.get("include_dir")
 
+        # GPU/CUDA catalog (torch-gpu-arch-missing, cuda-libs-shadowed, cuda-toolkit-missing).
+        f_gpu_catalog = ex.submit(gpu_catalog.static_facts, torch_info, t, env)
         f_abi = ex.submit(abi.check, torch_info, env)
         f_cxx = ex.submit(compiler.inductor_cxx, include, env, step)
         f_cc = ex.submit(compiler.triton_cc_info, include, env, step)
@@ -132,10 +135,8 @@ def gather(
             lambda m: cuda_info, notes, "CUDA toolkit",
         )
         cuda_info.runtime_version = _runtime_hint(pkgs, torch_info.cuda if torch_info else None)
-        f_ptxas = ex.submit(ptxas.gather, triton, env, cuda_info.gpus)
         if triton is not None and f_bundled is not None:
             triton.bundled_ptxas_version = _result(f_bundled, lambda m: (None, None), notes, "ptxas")[0]
-        cuda_info.ptxas_binaries = _result(f_ptxas, lambda m: [], notes, "Triton's ptxas")
 
         facts = Facts(
             python=_result(f_python, lambda m: PythonInfo(executable=python, version="unknown", error=m),
@@ -151,6 +152,12 @@ def gather(
             env=relevant_env(env),
             caches=_result(f_caches, lambda m: None, notes, "cache directories"),
         )
+        # GPU/CUDA catalog (cuda-devices-hidden and the above): gpus become the ones torch will see.
+        gpu_catalog.fold(facts, _result(f_gpu_catalog, lambda m: gpu_catalog.Static(), notes,
+                                        "GPU/CUDA catalog"), env)
+        # Every ptxas Triton may run, asked about the GPUs torch will see.
+        facts.cuda.ptxas_binaries = _result(ex.submit(ptxas.gather, triton, env, facts.cuda.gpus),
+                                            lambda m: [], notes, "Triton's ptxas")
         if f_live is not None:
             answer = _result(f_live, lambda m: {"probe_error": m}, notes, "live")
             live_probe.merge(facts, answer)

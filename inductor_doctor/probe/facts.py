@@ -51,6 +51,10 @@ class TorchInfo:
     import_ok: Optional[bool] = None  # filled by the live probe
     import_error: Optional[str] = None
     notes: List[str] = field(default_factory=list)
+    # --- GPU/CUDA catalog (torch-gpu-arch-missing) ---
+    #: `torch.cuda.get_arch_list()`, e.g. ["sm_80", "sm_90", "compute_90"]; None: unknown.
+    cuda_arch_list: Optional[List[str]] = None
+    cuda_arch_source: Optional[str] = None  # the file it was read from, or "live probe"
 
 
 @dataclass
@@ -74,6 +78,13 @@ class GPUInfo:
     sm_count: Optional[int] = None  # multiprocessors; known from the live probe
     uuid: Optional[str] = None
     big_gpu: Optional[bool] = None  # torch._inductor.utils.is_big_gpu, from the live probe
+    # --- GPU/CUDA catalog (cuda-devices-hidden, triton-shared-memory) ---
+    #: nvidia-smi's index of this GPU; `index` is torch's (after CUDA_VISIBLE_DEVICES).
+    driver_index: Optional[int] = None
+    mig: Optional[str] = None  # the MIG device's UUID when CUDA_VISIBLE_DEVICES names a MIG instance
+    #: Shared memory one block may opt in to, in bytes (what Triton's OutOfResources calls the
+    #: "Hardware limit"); live probe: `get_device_properties(i).shared_memory_per_block_optin`.
+    smem_per_block_optin: Optional[int] = None
 
     @property
     def device(self) -> str:
@@ -91,6 +102,44 @@ class PtxasInfo:
 
 
 @dataclass
+class CudaLibInfo:
+    """One CUDA library torch's `nvidia-*` wheels ship, and which copy the loader maps instead.
+
+    GPU/CUDA catalog (cuda-libs-shadowed). `resolved` follows glibc's search for the import of
+    torch (its RPATHs, LD_LIBRARY_PATH, RUNPATHs, the loader cache) and torch's own preloading;
+    `loaded` is what the live probe found in /proc/self/maps after `import torch`.
+    """
+
+    soname: str  # "libnvJitLink.so.12"
+    wheel: Optional[str] = None  # the file the nvidia-* wheel ships
+    resolved: Optional[str] = None  # the file the import would map; None: not found at all
+    via: str = ""  # how: "RPATH of libtorch_cuda.so", "LD_LIBRARY_PATH", "preloaded by torch", ...
+    needed_by: Optional[str] = None  # the library whose dependency it resolves
+    missing_symbols: List[str] = field(default_factory=list)  # what needed_by imports and it lacks
+    same_build: Optional[bool] = None  # resolved is byte-for-byte the wheel's file (size + head)
+    loaded: Optional[str] = None  # live: the file actually mapped
+    loaded_same_build: Optional[bool] = None  # live: that file is the wheel's build
+
+
+@dataclass
+class CudaToolkitInfo:
+    """The local CUDA toolkit, as `torch.utils.cpp_extension._find_cuda_home` finds it.
+
+    GPU/CUDA catalog (cuda-toolkit-missing): AOTInductor and CUDA extensions need it; plain
+    torch.compile does not (Triton brings its own ptxas).
+    """
+
+    cuda_home: Optional[str] = None  # what torch would use; None: torch finds none
+    source: Optional[str] = None  # "CUDA_HOME", "CUDA_PATH", "nvcc on PATH", "/usr/local/cuda"
+    cuda_home_exists: Optional[bool] = None
+    nvcc: Optional[str] = None  # the nvcc torch runs: CUDA_HOME/bin/nvcc
+    nvcc_on_path: Optional[str] = None
+    nvcc_version: Optional[str] = None  # "12.4"
+    cuda_runtime_h: Optional[str] = None  # CUDA_HOME/include/cuda_runtime.h when present
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
 class CudaInfo:
     driver_version: Optional[str] = None  # e.g. "580.159.03"
     driver_cuda_version: Optional[str] = None  # highest CUDA the driver supports, e.g. "13.0"
@@ -104,6 +153,21 @@ class CudaInfo:
     nvidia_smi: Optional[str] = None  # path of the nvidia-smi that answered
     notes: List[str] = field(default_factory=list)
     ptxas_binaries: List[PtxasInfo] = field(default_factory=list)  # every ptxas Triton may run, asked
+    # --- GPU/CUDA catalog (cuda-devices-hidden, cuda-driver-too-old, cuda-libs-shadowed) ---
+    #: Every GPU the driver lists, in nvidia-smi's order (PCI bus order), whatever is visible.
+    #: `gpus` holds the ones torch will see, numbered as torch numbers them.
+    driver_gpus: List[GPUInfo] = field(default_factory=list)
+    visible_devices: Optional[str] = None  # CUDA_VISIBLE_DEVICES as set; None: unset (all visible)
+    device_order: Optional[str] = None  # CUDA_DEVICE_ORDER as set; None: CUDA's FASTEST_FIRST
+    #: How CUDA_VISIBLE_DEVICES resolved, one line per entry that did not name a GPU, or why not.
+    visibility: List[str] = field(default_factory=list)
+    visibility_resolved: Optional[bool] = None  # False: entries the probe could not match (MIG)
+    local_rank: Optional[str] = None  # LOCAL_RANK as set (torchrun, accelerate, deepspeed)
+    torch_device_count: Optional[int] = None  # live: torch.cuda.device_count()
+    driver_sufficient: Optional[bool] = None  # live: torch._C._cuda_isDriverSufficient()
+    driver_api_version: Optional[int] = None  # live: cuDriverGetVersion as torch reports it (12020)
+    libs: List[CudaLibInfo] = field(default_factory=list)  # the CUDA libraries torch's wheels ship
+    visible_count: Optional[int] = None  # GPUs CUDA_VISIBLE_DEVICES leaves (before the live probe's say)
 
 
 @dataclass
@@ -191,6 +255,8 @@ class Facts:
     live: Optional[Dict[str, Any]] = None  # what the live probe returned, raw
     caches: Optional[CacheInfo] = None  # None: not probed (kb/cache_dir_*.py then look themselves)
     duration_s: float = 0.0
+    # --- GPU/CUDA catalog (cuda-toolkit-missing) ---
+    toolkit: Optional[CudaToolkitInfo] = None  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

@@ -102,6 +102,9 @@ def merge(facts: Facts, live: Dict[str, Any]) -> None:
     _merge_cuda(facts, live)
     _merge_triton(facts, live)
     _merge_loaded(facts, live)
+    from inductor_doctor.probe import gpu_catalog  # GPU/CUDA catalog
+
+    gpu_catalog.merge_live(facts, live)
 
 
 def _merge_cuda(facts: Facts, live: Dict[str, Any]) -> None:

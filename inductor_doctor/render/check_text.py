@@ -74,10 +74,17 @@ def env_line(env: Mapping[str, Any]) -> str:
     cxx = env.get("cxx") or {}
     if cxx.get("command"):
         parts.append(f"{cxx.get('command')} {cxx.get('version') or '?'}")
-    gpus = (env.get("cuda") or {}).get("gpus") or []
+    cuda = env.get("cuda") or {}
+    gpus = cuda.get("gpus") or []
+    listed = cuda.get("driver_gpus") or []
     if gpus:
         names = sorted({str(g.get("name", "?")) for g in gpus})
-        parts.append(f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''}: {', '.join(names)}")
+        seen = f"{len(gpus)} of {len(listed)}" if len(listed) > len(gpus) else str(len(gpus))
+        parts.append(f"{seen} GPU{'s' if len(gpus) > 1 else ''}: {', '.join(names)}")
+    elif listed:
+        shown = cuda.get("visible_devices")
+        parts.append(f"no GPU visible to torch (the driver lists {len(listed)}"
+                     + (f"; CUDA_VISIBLE_DEVICES={shown!r})" if shown is not None else ")"))
     else:
         parts.append("no GPU")
     return " · ".join(parts)

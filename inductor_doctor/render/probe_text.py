@@ -8,6 +8,7 @@ terminal and `NO_COLOR` is unset, so logs and pipes get plain text.
 from __future__ import annotations
 
 import io
+import os
 from typing import Any, List, Mapping, Optional, Tuple, Union
 
 from rich.console import Console
@@ -65,6 +66,9 @@ def _torch(t: Optional[Mapping[str, Any]]) -> List[Row]:
         ("built with", _v(t.get("built_with"))),
         ("triton pin", _v(t.get("triton_requirement"))),
     ]
+    if t.get("cuda_arch_list"):
+        source = os.path.basename(str(t.get("cuda_arch_source") or "")) or "-"
+        rows.append(("GPU archs", f"{' '.join(t['cuda_arch_list'])}  (from {source})"))
     if t.get("import_ok") is not None:
         rows.append((
             "import torch",
@@ -117,16 +121,71 @@ def _cuda(c: Mapping[str, Any]) -> List[Row]:
         plain = c.get("libcuda_so_unversioned")
         rows.append(("libcuda", Text.assemble(", ".join(libcuda), "  libcuda.so: ", _yes_no(plain))))
     gpus = c.get("gpus") or []
+    rows += _visibility(c)
     if not gpus:
-        rows.append(("GPUs", Text("none", style=DIM)))
+        driver = len(c.get("driver_gpus") or [])
+        rows.append(("GPUs", Text(f"none visible to torch (the driver lists {driver})", style=BAD)
+                     if driver else Text("none", style=DIM)))
     for g in gpus:
         mem = f"{g['memory_mib'] / 1024:.0f} GiB" if g.get("memory_mib") else "? GiB"
         sms = f", {g['sm_count']} SMs" if g.get("sm_count") else ""
         line = Text(f"{g.get('name')}, sm {_v(g.get('sm'))}, {mem}{sms}")
+        if g.get("driver_index") is not None and g.get("driver_index") != g.get("index"):
+            line.append(f"  (nvidia-smi GPU {g['driver_index']})", style=DIM)
         if g.get("big_gpu") is False:
             line.append("  not a 'big GPU' for Inductor (max-autotune GEMM templates off)", style=WARN)
         rows.append((f"cuda:{g.get('index')}", line))
+    rows += _cuda_libs(c.get("libs") or [])
     return rows
+
+
+# --- GPU/CUDA catalog: visibility, the CUDA libraries an import maps, the toolkit -------------------
+
+
+def _visibility(c: Mapping[str, Any]) -> List[Row]:
+    var = c.get("visible_devices")
+    if var is None:
+        return []
+    driver, seen = len(c.get("driver_gpus") or []), len(c.get("gpus") or [])
+    line = Text(f"{var!r}: torch sees {seen} of the driver's {driver} GPUs")
+    for why in c.get("visibility") or []:
+        line.append(f"  {why}", style=WARN)
+    return [("CUDA_VISIBLE_DEVICES", line)]
+
+
+def _cuda_libs(libs: List[Mapping[str, Any]]) -> List[Row]:
+    if not libs:
+        return []
+    foreign = [lib for lib in libs if lib.get("resolved") != lib.get("wheel")]
+    if not foreign:
+        return [("CUDA libraries", Text(f"{len(libs)} from torch's nvidia-* wheels", style=GOOD))]
+    rows: List[Row] = []
+    for lib in foreign:
+        line = Text(f"{_v(lib.get('resolved'))} (via {_v(lib.get('via'))}), not the wheel's",
+                    style=BAD if lib.get("missing_symbols") or not lib.get("resolved") else WARN)
+        if lib.get("missing_symbols"):
+            line.append(f"; lacks {', '.join(lib['missing_symbols'][:2])}", style=BAD)
+        rows.append((str(lib.get("soname")), line))
+    return rows
+
+
+def _toolkit(tk: Optional[Mapping[str, Any]], torch: Optional[Mapping[str, Any]]) -> List[Row]:
+    if not tk:
+        return [("", Text("not probed", style=DIM))]
+    if not tk.get("cuda_home"):
+        return [("CUDA_HOME", Text("none (no CUDA_HOME, CUDA_PATH, nvcc on PATH or /usr/local/cuda): "
+                                   "AOTInductor and CUDA extensions cannot build", style=WARN))]
+    home = Text(f"{tk['cuda_home']}  ({_v(tk.get('source'))})")
+    if tk.get("cuda_home_exists") is False:
+        home.append("  does not exist", style=BAD)
+    nvcc = Text(f"{_v(tk.get('nvcc'))} ({_v(tk.get('nvcc_version'))})")
+    wanted = torch.get("cuda") if torch else None
+    have = str(tk.get("nvcc_version") or "")
+    if wanted and have and have.split(".")[0] != str(wanted).split(".")[0]:
+        nvcc.append(f"  torch was built with CUDA {wanted}", style=WARN)
+    return [("CUDA_HOME", home), ("nvcc", nvcc),
+            ("cuda_runtime.h", Text.assemble(_yes_no(bool(tk.get("cuda_runtime_h"))),
+                                             f"  {_v(tk.get('cuda_runtime_h'))}"))]
 
 
 def _compiler(c: Mapping[str, Any], openmp: bool) -> List[Row]:
@@ -221,6 +280,7 @@ def probe_to_text(facts: Any, color: Optional[bool] = None, width: int = 110) ->
         ("torch", _torch(torch), notes("torch")),
         ("Triton", _triton(d.get("triton"), torch), notes("triton")),
         ("CUDA", _cuda(part("cuda")), notes("cuda")),
+        ("CUDA toolkit (AOTInductor, extensions)", _toolkit(d.get("toolkit"), torch), notes("toolkit")),
         ("C++ compiler (Inductor)", _compiler(part("cxx"), True), notes("cxx")),
         ("C compiler (Triton launcher)", _compiler(part("cc"), False), notes("cc")),
         ("const_data_ptr ABI", _abi(part("abi")), []),

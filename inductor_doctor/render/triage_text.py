@@ -1,7 +1,7 @@
 """The text form of a triage: best match first, its evidence lines, what to do, how to confirm.
 
 It renders the same dictionary the JSON output is, so the two cannot say different things.
-Colour only on a terminal, never with NO_COLOR (the shared `render.text` console rules).
+Colour only on a terminal, never with NO_COLOR (the shared `render.style` console rules).
 """
 
 from __future__ import annotations

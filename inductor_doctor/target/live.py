@@ -16,7 +16,10 @@ MARKER = "@@INDUCTOR_DOCTOR_LIVE@@"
 #: The libraries whose loaded copy matters (basename substrings).
 KEEP = ("libstdc++", "libgcc_s", "libgomp", "libiomp", "libomp", "libcudnn", "libcudart", "libcublas",
         "libnccl", "libcuda.so", "libnvrtc", "libtorch", "libc10", "libtriton", "libpython", "libtpu",
-        "_XLAC")
+        "_XLAC",
+        # the rest of the nvidia-* wheels' libraries (cuda-libs-shadowed)
+        "libnvJitLink", "libcusparse", "libcufft", "libcurand", "libcusolver", "libcupti", "libnvToolsExt",
+        "libnvshmem", "libcufile")
 
 
 def emit(d):
@@ -65,6 +68,34 @@ def cudart_version():
     return None
 
 
+def cuda_available(torch, out):
+    """`torch.cuda.is_available()`, keeping the "CUDA initialization: ..." warning it may give once."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ok = bool(torch.cuda.is_available())
+    said = [str(w.message) for w in caught if "CUDA" in str(w.message)]
+    if said:
+        out["cuda_init_warning"] = said[0][:2000]
+    return ok
+
+
+def arch_list(torch):
+    """torch.cuda.get_arch_list() without initialising CUDA (torch-gpu-arch-missing)."""
+    flags = getattr(torch._C, "_cuda_getArchFlags", lambda: None)() if torch.version.cuda else None
+    return flags.split() if flags else None
+
+
+def gpu_extra(torch, out):
+    """Each GPU's opt-in shared memory per block (triton-shared-memory)."""
+    extra = []
+    for d in out.get("devices") or []:
+        p = torch.cuda.get_device_properties(d["index"])
+        extra.append({"index": d["index"], "smem_optin": getattr(p, "shared_memory_per_block_optin", None)})
+    return extra
+
+
 def triton_info():
     try:
         import triton
@@ -109,13 +140,16 @@ def main():
     guard("cxx11_abi", lambda: bool(torch._C._GLIBCXX_USE_CXX11_ABI))
     guard("cuda_version", lambda: torch.version.cuda)
     guard("hip_version", lambda: getattr(torch.version, "hip", None))
-    guard("cuda_available", lambda: bool(torch.cuda.is_available()))
+    guard("cuda_available", lambda: cuda_available(torch, out))
     guard("devices", lambda: devices(torch, out))
     guard("cudnn_version", lambda: torch.backends.cudnn.version() if out.get("cuda_available") else None)
     guard("triton", triton_info)
     guard("big_gpu", lambda: big_gpu(out))
     guard("cudart_version", cudart_version)
     guard("loaded", lambda: [p for p in maps() if any(k in os.path.basename(p) for k in KEEP)])
+    guard("arch_list", lambda: arch_list(torch))
+    guard("device_count", lambda: int(torch.cuda.device_count()) if torch.version.cuda else None)
+    guard("gpu_extra", lambda: gpu_extra(torch, out))
     out["stage"] = "done"
     emit(out)
 

@@ -1,0 +1,175 @@
+"""The NVIDIA driver is too old for the CUDA torch was built with.
+
+torch's CUDA runtime asks the driver for the GPUs; a driver of an older CUDA *major* release
+answers cudaErrorInsufficientDriver, and torch reports "The NVIDIA driver on your system is too old
+(found version 11040)" (c10/cuda/CUDAFunctions.cpp): `torch.cuda.is_available()` is False, and
+anything on the GPU raises it. Within a major release CUDA's minor-version compatibility applies
+(NVIDIA, "CUDA Compatibility", Minor Version Compatibility): a 12.x runtime runs on any >= 525
+driver, a 13.x runtime on any >= 580, an 11.x on any >= 450.80.02, "with limited feature-set":
+what needs the newer driver is JIT-compiling PTX of the newer toolkit, which the driver refuses
+("the provided PTX was compiled with an unsupported toolchain"). torch's own kernels are cubins,
+so that only bites on a GPU torch has no cubin for (see torch-gpu-arch-missing), where the driver
+must JIT torch's PTX.
+
+The driver's versions are read from /proc and nvidia-smi; the live probe adds torch's own verdict.
+A data-center "forward compatibility" package (cuda-compat) can make a newer CUDA run on an older
+driver, which the versions cannot see: a prediction from versions is `likely`, the live torch's
+answer is conclusive.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+from inductor_doctor.kb._catalog import dotted, gpu_sm, one, outcome, torch_label, version_tuple
+from inductor_doctor.kb._gpus import support
+from inductor_doctor.kb._releases import CUDA_MIN_DRIVER
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    Basis,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan.inputs import PlanInput
+    from inductor_doctor.probe.facts import Facts
+
+#: NVIDIA's minor-version-compatibility floors per CUDA major (CUDA Compatibility, Table 1); where
+#: kb/_releases.py has the toolkit's own minimum for `<major>.0`, that one is used.
+MINOR_COMPAT_FLOOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+
+
+def major_floor(major: int) -> Optional[str]:
+    return CUDA_MIN_DRIVER.get(f"{major}.0") or MINOR_COMPAT_FLOOR.get(major)
+
+
+def driver_cuda(driver_version: Optional[str]) -> Optional[Tuple[int, int]]:
+    """The newest CUDA a Linux driver supports fully, from the toolkit table (None: unknown)."""
+    dv = version_tuple(driver_version, 3)
+    if dv is None:
+        return None
+    best = None
+    for cuda, need in CUDA_MIN_DRIVER.items():
+        nv = version_tuple(need, 3)
+        cv = version_tuple(cuda, 2)
+        if nv is not None and cv is not None and dv >= nv and (best is None or cv > best):
+            best = (cv[0], cv[1])
+    return best
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    t = facts.torch
+    if t is None or not t.version:
+        return not_installed("torch")
+    if t.hip or not t.cuda:
+        return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} does not use the NVIDIA driver")
+    cuda = facts.cuda
+    if not cuda.driver_version and not cuda.driver_cuda_version and not cuda.driver_gpus:
+        return one(Status.NOT_APPLICABLE, "no NVIDIA driver here")
+    tv = version_tuple(t.cuda, 2)
+    drv = f"driver {cuda.driver_version or '?'}"
+    if cuda.driver_sufficient is False:
+        found = cuda.driver_api_version
+        said = f" (found version {found})" if found else ""
+        return one(Status.AFFECTED, f"the live torch says the NVIDIA driver is too old{said} for its CUDA "
+                   f"{t.cuda}: torch.cuda.is_available() is False")
+    dv = version_tuple(cuda.driver_cuda_version, 2) or driver_cuda(cuda.driver_version)
+    if tv is None or dv is None:
+        return one(Status.INCONCLUSIVE, f"cannot compare {drv} (CUDA {cuda.driver_cuda_version or '?'}) "
+                   f"with {torch_label(facts)}")
+    drv += f" (CUDA {dotted(dv)})"
+    if cuda.driver_sufficient is True:
+        base = one(Status.OK, f"the live torch initialised CUDA {t.cuda} on {drv}")
+    else:
+        base = []
+    if dv[0] < tv[0]:
+        floor = major_floor(tv[0])
+        need = f" (driver >= {floor})" if floor else ""
+        return base or one(Status.LIKELY, f"{drv} is older than {torch_label(facts)} needs: CUDA {tv[0]}.x "
+                           f"runs only on a CUDA {tv[0]} driver{need}, so torch reports 'The NVIDIA driver "
+                           f"on your system is too old (found version {dv[0] * 1000 + dv[1] * 10})'",
+                           Basis.VERSION, driver_cuda=dotted(dv), torch_cuda=t.cuda)
+    if dv >= tv:
+        return base or one(Status.OK, f"{drv} supports torch's CUDA {t.cuda}", Basis.VERSION)
+    # Same major, older minor: minor-version compatibility, except for JIT of torch's PTX.
+    out = []
+    for gpu in facts.gpus:
+        cap = gpu_sm(gpu)
+        how, entry = support(cap[0] * 10 + cap[1], t.cuda_arch_list or []) if cap else ("?", None)
+        if how == "ptx":
+            out.append(outcome(Status.LIKELY, f"{gpu.name} has no cubin in torch and needs its {entry} PTX "
+                               f"JIT-compiled, which {drv} refuses for CUDA {t.cuda} PTX ('the provided PTX "
+                               "was compiled with an unsupported toolchain')", Basis.VERSION,
+                               device=gpu.device))
+        else:
+            out.append(outcome(Status.OK, f"{drv} is older than torch's CUDA {t.cuda} but of the same major "
+                               "release: minor-version compatibility", Basis.VERSION, device=gpu.device))
+    return out or base or one(Status.OK, f"{drv} is older than torch's CUDA {t.cuda} but of the same "
+                              "major release: minor-version compatibility", Basis.VERSION)
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan --cuda 13.0 --driver 535.104.05`: the driver against the planned CUDA's major release."""
+    tv = version_tuple(inp.cuda, 2)
+    dv = version_tuple(inp.driver, 3)
+    if tv is None or dv is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "needs --cuda and --driver in the plan", Basis.VERSION)]
+    floor = major_floor(tv[0])
+    fv = version_tuple(floor, 3)
+    if fv is None:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"CUDA {tv[0]}.x is not in the doctor's driver table",
+                            Basis.VERSION)]
+    if dv < fv:
+        return [RuleOutcome(Status.AFFECTED, f"driver {inp.driver} is older than {floor}, the oldest that "
+                            f"runs CUDA {tv[0]}.x: torch will report the driver too old", Basis.VERSION)]
+    return [RuleOutcome(Status.OK, f"driver {inp.driver} runs CUDA {dotted(tv)} (>= {floor})", Basis.VERSION)]
+
+
+ISSUE = KnownIssue(
+    id="cuda-driver-too-old",
+    title="NVIDIA driver too old for torch's CUDA ('The NVIDIA driver on your system is too old')",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CUDA,),
+    upstream=(
+        "lllyasviel/Fooocus#1313",
+        "lllyasviel/Omost#120",
+        "serend1p1ty/SeqNet#36",
+        "IEIT-Yuan/Yuan-2.0#65",
+    ),
+    aliases=("driver-too-old", "cuda-driver-insufficient", "found-version"),
+    summary=(
+        "torch's CUDA runtime needs a driver of the same CUDA major release: a cu12x wheel needs a driver "
+        ">= 525, a cu13x wheel >= 580 (a 12.x runtime runs on any 12.x driver through minor-version "
+        "compatibility). On an older driver torch warns `CUDA initialization: The NVIDIA driver on your "
+        "system is too old (found version 11040)`, torch.cuda.is_available() is False, and the first CUDA "
+        "call raises the same message (or `CUDA driver version is insufficient for CUDA runtime "
+        "version`). Update the driver, or install the torch build of the driver's CUDA."
+    ),
+    signatures=(
+        Signature(r"The NVIDIA driver on your system is too old \(found version \d+\)",
+                  note="c10/cuda/CUDAFunctions.cpp on cudaErrorInsufficientDriver"),
+        Signature(r"CUDA driver version is insufficient for CUDA runtime version", strength="partial",
+                  note="cudaErrorInsufficientDriver; also a container started without GPU access"),
+        Signature(r"PTX was compiled with an unsupported toolchain", strength="partial",
+                  note="a driver older than the PTX it must JIT (see also triton-ptxas-driver)"),
+    ),
+    workarounds=(
+        Workaround("Update the NVIDIA driver to one of torch's CUDA major release (CUDA 12: >= 525; CUDA 13: "
+                   ">= 580)", None, "upgrade"),
+        Workaround("Or install the torch build of the CUDA the driver supports (nvidia-smi shows it top "
+                   "right; cu126 shown)",
+                   "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126",
+                   "install"),
+        Workaround("On data-center GPUs, NVIDIA's forward-compatibility package runs a newer CUDA on an "
+                   "older driver (cuda-compat-<version>, then its lib directory on LD_LIBRARY_PATH)", None,
+                   "install"),
+    ),
+    rule=rule,
+    predict=predict,
+)

@@ -1,0 +1,115 @@
+"""No usable CUDA toolkit for AOTInductor or CUDA extensions (torch from pip brings none).
+
+torch.compile on a GPU needs no local toolkit: Triton ships its ptxas and the CUDA libraries come
+from the nvidia-* wheels. AOTInductor (`torch._inductor.aoti_compile_and_package`, `aot_compile`)
+and CUDA extensions (`torch.utils.cpp_extension`) do: they compile C++ against the CUDA headers of
+`CUDA_HOME` and run its `nvcc`. With none found, the build stops at "OSError: CUDA_HOME environment
+variable is not set. Please set it to your CUDA install root." (pytorch/pytorch#197765, #150442,
+pytorch/torchchat#68); with the headers missing at "cuda_runtime_api.h: No such file or
+directory"; and cpp_extension refuses an nvcc of another CUDA major release than torch's ("The
+detected CUDA version (13.0) mismatches the version that was used to compile PyTorch (12.4)").
+
+The probe finds the toolkit exactly as `torch.utils.cpp_extension._find_cuda_home` does and looks
+at what is there, so the verdict is conclusive. It is a warning: plain torch.compile is unaffected.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.kb._catalog import one, torch_label, version_tuple
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+FOR_WHAT = "AOTInductor and CUDA extensions fail (plain torch.compile does not need it)"
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    t = facts.torch
+    if t is None or not t.version:
+        return not_installed("torch")
+    if t.hip or not t.cuda:
+        return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} builds no CUDA code")
+    tk = facts.toolkit
+    if tk is None:
+        return one(Status.INCONCLUSIVE, "the CUDA toolkit was not probed")
+    if tk.cuda_home is None:
+        return one(Status.AFFECTED, "no CUDA toolkit: no CUDA_HOME or CUDA_PATH, no nvcc on PATH, no "
+                   f"/usr/local/cuda, so torch's CUDA_HOME is None and {FOR_WHAT} with 'CUDA_HOME "
+                   "environment variable is not set'")
+    home = f"CUDA_HOME={tk.cuda_home} (from {tk.source})"
+    if tk.cuda_home_exists is False:
+        return one(Status.AFFECTED, f"{home} does not exist: {FOR_WHAT}")
+    if tk.nvcc is None:
+        return one(Status.AFFECTED, f"{home} has no bin/nvcc: {FOR_WHAT}")
+    if tk.cuda_runtime_h is None:
+        return one(Status.AFFECTED, f"{home} has no include/cuda_runtime.h: {FOR_WHAT} "
+                   "('cuda_runtime_api.h: No such file or directory')")
+    nv, tv = version_tuple(tk.nvcc_version, 2), version_tuple(t.cuda, 2)
+    if nv is None:
+        return one(Status.INCONCLUSIVE, f"{home}: the CUDA release of {tk.nvcc} is unknown")
+    if tv is not None and nv[0] != tv[0]:
+        return one(Status.AFFECTED, f"{home} holds nvcc {tk.nvcc_version}, and {torch_label(facts)} was "
+                   f"built with CUDA {t.cuda}: cpp_extension refuses another major release ('The detected "
+                   f"CUDA version ({tk.nvcc_version}) mismatches the version that was used to compile "
+                   f"PyTorch ({t.cuda})')", nvcc=tk.nvcc_version, torch_cuda=t.cuda)
+    return one(Status.OK, f"{home}: nvcc {tk.nvcc_version} and cuda_runtime.h, for torch's CUDA {t.cuda}")
+
+
+ISSUE = KnownIssue(
+    id="cuda-toolkit-missing",
+    title="No CUDA toolkit (nvcc, CUDA_HOME, cuda_runtime.h) for AOTInductor or CUDA extensions",
+    severity=Severity.WARNING,
+    devices=(DeviceKind.TOOLCHAIN,),
+    upstream=(
+        "pytorch/pytorch#197765",
+        "pytorch/pytorch#150442",
+        "pytorch/torchchat#68",
+    ),
+    aliases=("cuda-home-not-set", "nvcc-missing", "aoti-cuda-home"),
+    summary=(
+        "A pip-installed torch runs and torch.compile works without a local CUDA toolkit, but AOTInductor "
+        "(aoti_compile_and_package) and CUDA extensions compile against CUDA_HOME's headers and nvcc. "
+        "With no CUDA_HOME/CUDA_PATH, no nvcc on PATH and no /usr/local/cuda they fail with `OSError: "
+        "CUDA_HOME environment variable is not set. Please set it to your CUDA install root.`; with a "
+        "toolkit lacking headers with `cuda_runtime_api.h: No such file or directory`; with an nvcc of "
+        "another CUDA major release with `The detected CUDA version (...) mismatches the version that was "
+        "used to compile PyTorch (...)`."
+    ),
+    signatures=(
+        Signature(r"CUDA_HOME environment variable is not set",
+                  note="torch.utils.cpp_extension._join_cuda_home"),
+        Signature(r"_join_cuda_home\(", note="a traceback through _join_cuda_home: it only raises for "
+                  "a missing CUDA_HOME"),
+        Signature(r"The detected CUDA version \([\d.]+\) mismatches the version that was used to compile\s*"
+                  r"PyTorch", note="torch.utils.cpp_extension._check_cuda_version (a major release apart)"),
+        Signature(r"CUDA was not found on the system, please set the CUDA_HOME or the CUDA_PATH",
+                  note="torch.utils.cpp_extension._check_cuda_version"),
+        Signature(r"nvcc not found at '[^']*'\. Ensure CUDA path",
+                  note="cpp_extension: CUDA_HOME without nvcc"),
+        Signature(r"fatal error: (?:cuda_runtime(?:_api)?|cuda)\.h: No such file or directory",
+                  strength="partial", note="CUDA headers missing from the include path"),
+    ),
+    workarounds=(
+        Workaround("Install the CUDA toolkit of torch's CUDA release (12.8 shown; the distribution's "
+                   "cuda-toolkit-12-8 package or NVIDIA's installer) and point CUDA_HOME at it",
+                   "export CUDA_HOME=/usr/local/cuda-12.8 PATH=/usr/local/cuda-12.8/bin:$PATH", "env"),
+        Workaround("Without root, pip provides nvcc and the headers for the same release",
+                   "pip install 'nvidia-cuda-nvcc-cu12==12.8.*' 'nvidia-cuda-runtime-cu12==12.8.*'",
+                   "install"),
+        Workaround("Only torch.compile (not AOTInductor or extensions)? Nothing to do: it needs no toolkit",
+                   None, "other"),
+    ),
+    rule=rule,
+)

@@ -1,0 +1,127 @@
+"""torch was built without kernels for this GPU: "no kernel image is available for execution".
+
+A CUDA build of torch ships cubins for the architectures of its TORCH_CUDA_ARCH_LIST, and PTX for
+those marked `+PTX`. A cubin runs on GPUs of the same major version and an equal or higher minor
+(sm_80 code on an sm_86 card); PTX is compiled by the driver for any newer GPU. A GPU outside both
+(an RTX 50xx, sm_120, under a cu124/cu126 wheel built for sm_50-sm_90; a GTX 10xx, sm_61, under a
+cu128 wheel built from sm_70) gets "CUDA error: no kernel image is available for execution on the
+device" from its first kernel, eager or compiled, after torch's own warning "... with CUDA
+capability sm_120 is not compatible with the current PyTorch installation".
+
+The rule reads the list `torch.cuda.get_arch_list()` returns from libtorch_python.so (or the live
+torch) and applies torch's own compatibility table (`DEVICE_REQUIREMENT`, `_check_capability` and
+`_check_cubins` in torch/cuda/__init__.py), plus PTX forward compatibility, which torch's warning
+ignores. Both facts are read from the files: conclusive.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.kb._catalog import gpu_sm, outcome, torch_label
+from inductor_doctor.kb._gpus import no_visible_gpu, support
+from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.model import (
+    Basis,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    t = facts.torch
+    if t is None or not t.version:
+        return not_installed("torch")
+    if t.hip:
+        return [RuleOutcome(Status.NOT_APPLICABLE, f"{torch_label(facts)}: ROCm builds name gfx targets "
+                            "(see HSA_OVERRIDE_GFX_VERSION)", Basis.STATIC)]
+    if not t.cuda:
+        return [RuleOutcome(Status.NOT_APPLICABLE, f"{torch_label(facts)} has no CUDA kernels (see "
+                            "torch-cpu-only-build)", Basis.STATIC)]
+    if not facts.gpus:
+        return no_visible_gpu(facts)
+    archs = t.cuda_arch_list
+    if not archs:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"could not read the GPU architectures {torch_label(facts)} "
+                            "was built for (the live probe, --live, asks torch)", Basis.STATIC)]
+    built = " ".join(archs)
+    out = []
+    for gpu in facts.gpus:
+        cap = gpu_sm(gpu)
+        if cap is None:
+            out.append(outcome(Status.INCONCLUSIVE, f"{gpu.name}: compute capability unknown",
+                               device=gpu.device))
+            continue
+        cc = cap[0] * 10 + cap[1]
+        how, entry = support(cc, archs)
+        if how == "cubin":
+            out.append(outcome(Status.OK, f"{gpu.name} (sm_{cc}) runs torch's {entry} kernels "
+                               f"(built for {built})", device=gpu.device))
+        elif how == "ptx":
+            out.append(outcome(Status.OK, f"{gpu.name} (sm_{cc}) has no cubin in {built}, but the driver "
+                               f"compiles torch's {entry} PTX for it (slow first start; torch still warns "
+                               "'not compatible')", device=gpu.device, via="ptx"))
+        else:
+            out.append(outcome(Status.AFFECTED, f"{gpu.name} is sm_{cc}, and {torch_label(facts)} was built "
+                               f"for {built} (no PTX to fall back on): every CUDA kernel fails with 'no "
+                               "kernel image is available for execution on the device'", device=gpu.device,
+                               capability=f"sm_{cc}", arch_list=list(archs)))
+    return out
+
+
+ISSUE = KnownIssue(
+    id="torch-gpu-arch-missing",
+    title="torch has no kernels for this GPU ('no kernel image is available', 'sm_120 is not compatible')",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CUDA,),
+    upstream=(
+        "pytorch/pytorch#150733",
+        "pytorch/pytorch#167244",
+        "pytorch/pytorch#31285",
+        "remsky/Kokoro-FastAPI#306",
+        "HybridRobotics/berkeley-humanoid-lite#49",
+    ),
+    aliases=("no-kernel-image", "sm-120-not-compatible", "cuda-capability-not-compatible", "blackwell-torch"),
+    summary=(
+        "A CUDA build of torch carries kernels for the GPU architectures it was built for (cu124/cu126 "
+        "wheels: sm_50 to sm_90; cu128 and later: sm_70/75 to sm_120). On a GPU outside that list and "
+        "without PTX to JIT from (an RTX 50xx/B200 under a cu124/cu126 wheel; a Pascal or Maxwell card "
+        "under a cu128+ wheel) torch warns `... with CUDA capability sm_120 is not compatible with the "
+        "current PyTorch installation` and every kernel, eager or compiled, fails with `CUDA error: no "
+        "kernel image is available for execution on the device`. Install a torch built for the GPU."
+    ),
+    signatures=(
+        Signature(r"no kernel image is available for execution on the device", strength="partial",
+                  note="cudaErrorNoKernelImageForDevice: torch's kernels, or an extension's built for other "
+                  "architectures"),
+        Signature(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
+                  note="torch.cuda._check_cubins"),
+        Signature(r"Your installed torch==\S+ does not include kernels for this GPU",
+                  note="torch.cuda._check_capability (torch 2.10+)"),
+        Signature(r"PyTorch no longer supports this GPU because it is too old",
+                  note="torch.cuda._check_capability (before torch 2.10)"),
+        Signature(r"CUDA error: invalid device function", strength="partial",
+                  note="the same mismatch in a CUDA extension built for other architectures"),
+    ),
+    workarounds=(
+        Workaround("Install a torch built for the GPU: for Blackwell (sm_100/sm_120) a cu128 or newer "
+                   "wheel (torch >= 2.7)",
+                   "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128",
+                   "install"),
+        Workaround("For Maxwell/Pascal GPUs (sm_50-sm_61), newer cu128+ wheels dropped them: keep a cu126 "
+                   "wheel",
+                   "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126",
+                   "install"),
+        Workaround("See which architectures the installed torch carries",
+                   "python -c 'import torch; print(torch.cuda.get_arch_list())'", "other"),
+    ),
+    rule=rule,
+)

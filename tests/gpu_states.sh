@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Puts a GPU host into the broken states the catalog knows and prints the doctor's matrix for each.
+# Usage (from the checkout, on a machine with an NVIDIA GPU and a CUDA torch):
+#   bash tests/gpu_states.sh [PYTHON]        (default: python3)
+# Every state runs `python -m inductor_doctor check --static --format json` in a subshell, so nothing
+# leaks from one state to the next, and prints one line per CUDA/toolchain finding that is not
+# not-applicable, then the expectation. Each catalog keeps its states in its own function below;
+# the script runs every function named *_gpu_states.
+set -uo pipefail
+PY=${1:-python3}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}"
+export INDUCTOR_DOCTOR_CACHE_DIR=${INDUCTOR_DOCTOR_CACHE_DIR:-$(mktemp -d)}
+
+# state NAME EXPECTATION [VAR=VALUE ...] [-- COMMAND PREFIX ...]: one check, summarised.
+state() {
+  local name=$1 expect=$2
+  shift 2
+  local assigns=() prefix=()
+  while [ $# -gt 0 ]; do
+    if [ "$1" = "--" ]; then shift; prefix=("$@"); break; fi
+    assigns+=("$1")
+    shift
+  done
+  echo "=== $name"
+  echo "    env: ${assigns[*]:-(none)} ${prefix[*]:+prefix: ${prefix[*]}}"
+  (
+    for a in "${assigns[@]}"; do
+      case $a in -*) unset "${a#-}" ;; *) export "${a?}" ;; esac
+    done
+    "${prefix[@]}" "$PY" -m inductor_doctor check --static --no-cache --format json --python "$PY" \
+      --fail-on never 2>/dev/null |
+      "$PY" -c '
+import json, sys
+report = json.load(sys.stdin)
+rows = [r for r in report["results"] if r["status"] != "not-applicable"
+        and (r["device"].startswith("cuda") or r["id"] == "cuda-toolkit-missing")]
+for r in sorted(rows, key=lambda r: (r["device"], r["id"])):
+    print("    %-10s %-28s %-13s %s" % (r["device"], r["id"], r["status"], r["reason"][:150]))
+devices = sorted({r["device"] for r in report["results"] if r["device"].startswith("cuda")})
+print("    devices: " + " ".join(devices))
+'
+  )
+  echo "    expect: $expect"
+}
+
+# --- GPU/CUDA catalog: torch-gpu-arch-missing, cuda-devices-hidden, cuda-driver-too-old,
+#     cuda-libs-shadowed, cuda-toolkit-missing, triton-shared-memory ------------------------------
+catalog_gpu_states() {
+  local uuid gpus cuda_lib nonvcc
+  command -v nvidia-smi >/dev/null || echo "    (no nvidia-smi here: the GPU states show what a host without GPUs gets)"
+  uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -1)
+  gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+  cuda_lib=$(ls -d /usr/local/cuda/targets/*/lib /usr/local/cuda/lib64 2>/dev/null | head -1)
+  nonvcc=$(mktemp -d)
+  ln -s "$(command -v "$PY")" "$nonvcc/python3"
+  [ "$PY" = python3 ] || ln -s "$(command -v "$PY")" "$nonvcc/$(basename "$PY")"
+
+  state "normal" "every cuda:N row present; cuda-devices-hidden ok; torch-gpu-arch-missing ok" \
+    -CUDA_VISIBLE_DEVICES
+  state "CUDA_VISIBLE_DEVICES empty" "no cuda:N rows; cuda-devices-hidden affected on 'cuda'" \
+    CUDA_VISIBLE_DEVICES=
+  state "CUDA_VISIBLE_DEVICES=7" "no cuda:N rows (unless the host has 8 GPUs); cuda-devices-hidden affected" \
+    CUDA_VISIBLE_DEVICES=7
+  state "CUDA_VISIBLE_DEVICES=0,0" "no cuda:N rows: a repeat hides every GPU" CUDA_VISIBLE_DEVICES=0,0
+  state "CUDA_VISIBLE_DEVICES=GPU-deadbeef" "no cuda:N rows; 'matches no GPU'" CUDA_VISIBLE_DEVICES=GPU-deadbeef
+  state "CUDA_VISIBLE_DEVICES=<uuid prefix>" "cuda:0 only" "CUDA_VISIBLE_DEVICES=${uuid:0:12}"
+  state "CUDA_VISIBLE_DEVICES=0,7" "cuda:0 only; cuda-devices-hidden likely (7 dropped)" CUDA_VISIBLE_DEVICES=0,7
+  state "LOCAL_RANK=$gpus" "cuda-devices-hidden affected: LOCAL_RANK beyond the $gpus visible" "LOCAL_RANK=$gpus"
+  if [ -n "$cuda_lib" ]; then
+    state "LD_LIBRARY_PATH=$cuda_lib" "cuda-libs-shadowed ok unless a wheel's dependency comes from there" \
+      "LD_LIBRARY_PATH=$cuda_lib"
+    state "LD_PRELOAD=$cuda_lib/libcudart.so.*" "cuda-libs-shadowed likely: another libcudart is mapped first" \
+      "LD_PRELOAD=$(ls "$cuda_lib"/libcudart.so.[0-9]* 2>/dev/null | head -1)"
+  fi
+  state "no nvcc, no CUDA_HOME" "cuda-toolkit-missing: /usr/local/cuda if it exists, else affected" \
+    "PATH=$nonvcc:/usr/bin:/bin" -CUDA_HOME -CUDA_PATH
+  state "CUDA_HOME=/nonexistent" "cuda-toolkit-missing affected: does not exist" CUDA_HOME=/nonexistent
+  if command -v unshare >/dev/null && unshare --mount true 2>/dev/null; then
+    state "no toolkit at all (/usr/local hidden)" "cuda-toolkit-missing affected: no CUDA toolkit" \
+      "PATH=$nonvcc:/usr/bin:/bin" -CUDA_HOME -CUDA_PATH -- \
+      unshare --mount sh -c 'mount -t tmpfs tmpfs /usr/local && exec "$@"' sh
+  fi
+  rm -rf "$nonvcc"
+}
+
+status=0
+for fn in $(declare -F | awk '{print $3}' | grep '_gpu_states$'); do
+  echo "##### $fn"
+  "$fn" || status=1
+done
+exit $status
