@@ -189,7 +189,9 @@ class Canary:
     timeout_s: float = 120.0
     env: Mapping[str, str] = field(default_factory=dict)
     deep: bool = False  # opt-in only: too slow for a default `check`
-    affected_exit_signals: Tuple[int, ...] = ()  # e.g. SIGABRT for aborts that *are* the bug
+    #: Kept so that plugins setting it still load; a death by signal now counts only together with
+    #: one of the issue's exact signatures (an abort is how many unrelated bugs end too).
+    affected_exit_signals: Tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -233,6 +235,9 @@ class KnownIssue:
     docs_page: Optional[str] = None  # absolute path; None: docs/issues/<id>.md of this package
     source: str = "builtin"  # or the distribution name of the plugin that provided it
     predict: Optional[PlanPredictor] = None  # `plan` hook for conditions beyond package versions
+    #: A finding about the whole environment (torch missing, a platform not covered) that, when not
+    #: fine, is said before anything else, because every other row depends on it.
+    headline: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {

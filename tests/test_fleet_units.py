@@ -101,26 +101,26 @@ def test_rank_env_errors_are_usage_errors(change, message):
         RankEnv.from_environ(env)
 
 
-def test_torchrun_bookkeeping_does_not_change_the_cache_key(monkeypatch):
-    from inductor_doctor.check import cache
+def test_torchrun_bookkeeping_does_not_change_the_cache_key():
+    """A new run id per job must not make every `check --distributed` a canary-cache miss."""
+    from inductor_doctor.probe.env import relevant_env
 
-    monkeypatch.delenv("TORCHELASTIC_RUN_ID", raising=False)
-    before = cache.fingerprint(sys.executable, {"issues": ["x"]})
-    monkeypatch.setenv("TORCHELASTIC_RUN_ID", "job-7f3a")
-    monkeypatch.setenv("TORCHELASTIC_RESTART_COUNT", "1")
-    monkeypatch.setenv("INDUCTOR_DOCTOR_GATHER_TIMEOUT", "30")
-    assert cache.fingerprint(sys.executable, {"issues": ["x"]}) == before
-    monkeypatch.setenv("TORCHINDUCTOR_MAX_AUTOTUNE", "1")
-    assert cache.fingerprint(sys.executable, {"issues": ["x"]}) != before
+    base = {"PATH": "/usr/bin", "LOCAL_RANK": "0"}
+    noisy = {**base, "TORCHELASTIC_RUN_ID": "job-7f3a", "TORCHELASTIC_RESTART_COUNT": "1",
+             "INDUCTOR_DOCTOR_GATHER_TIMEOUT": "30"}
+    assert relevant_env(noisy) == relevant_env(base)
+    assert relevant_env({**base, "TORCHINDUCTOR_MAX_AUTOTUNE": "1"}) != relevant_env(base)
 
 
 def test_a_cached_report_names_this_run_not_the_one_cached(tmp_path):
-    """Two ranks with the same fingerprint (two simulated nodes on one host) share a cache entry:
+    """Two ranks with the same facts (two simulated nodes on one host) share canary outcomes:
     each must still report its own rank and host."""
     from conftest import run_json
+    from fault_canaries.plugin import plugin_env
 
-    env = {"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path), "RANK": "1", "LOCAL_RANK": "0", "WORLD_SIZE": "2"}
-    args = ["check", "--static", "--only", "block-mask-cpu"]
+    env = {**plugin_env(tmp_path), "INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "cache"), "RANK": "1",
+           "LOCAL_RANK": "0", "WORLD_SIZE": "2"}
+    args = ["check", "--only", "fault-clean"]
     first = run_json(args, env=env)
     assert first["environment"]["host"]["rank"] == 1 and first["meta"]["cached"] is False
     again = run_json(args, env={**env, "RANK": "0"})

@@ -224,9 +224,9 @@ def mounts():
 
 
 @covers("cache-dir-read-only")
-def test_cache_dir_read_only(tmp_path, mounts):
+def test_cache_dir_read_only(faulty, tmp_path, mounts):
     ro = mounts(tmp_path / "ro", read_only=True)
-    proc, doc, _ = check(["--static", "--only", "block-mask-cpu"], {"INDUCTOR_DOCTOR_CACHE_DIR": str(ro)})
+    proc, doc, _ = check(["--only", "fault-clean"], {**faulty, "INDUCTOR_DOCTOR_CACHE_DIR": str(ro)})
     assert proc.returncode == 0
     assert FAULTS["cache-dir-read-only"].reason in doc["meta"]["cache_note"]
 
@@ -238,6 +238,7 @@ def test_home_read_only(tmp_path, mounts):
     proc, doc, _ = check(["--static", "--only", "block-mask-cpu"], env)  # type: ignore[arg-type]
     assert proc.returncode == 0
     assert FAULTS["home-read-only"].reason in doc["meta"]["cache_note"]
+    assert doc["results"][0]["status"] == "ok"
 
 
 NO_HOME = {"HOME": None, "XDG_CACHE_HOME": None, "INDUCTOR_DOCTOR_CACHE_DIR": None}
@@ -282,11 +283,12 @@ def test_home_unset_creates_nothing_at_nonexistent(tmp_path, no_stray_nonexisten
 
 
 @covers("cache-corrupt")
-def test_corrupt_cache_is_a_miss(tmp_path):
-    env = {"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path)}
-    args = ["--static", "--only", "block-mask-cpu,const-data-ptr-abi"]
+def test_corrupt_cache_is_a_miss(faulty, tmp_path):
+    env = faulty
+    cache = Path(faulty["INDUCTOR_DOCTOR_CACHE_DIR"])
+    args = ["--only", "fault-clean,const-data-ptr-abi"]
     _, first, _ = check(args, env)
-    [path] = list((tmp_path / "results").glob("*.json"))
+    [path] = list((cache / "canaries").glob("*.json"))
     good = path.read_text()
     _, again, _ = check(args, env)
     assert again["meta"]["cached"] is True
@@ -300,7 +302,7 @@ def test_corrupt_cache_is_a_miss(tmp_path):
         elif damage == "garbage":
             path.write_bytes(os.urandom(4096))
         elif damage == "foreign":
-            path.write_text(json.dumps({"key": "someone-else", "report": json.loads(good)["report"]}))
+            path.write_text(json.dumps({"key": "someone-else", "run": json.loads(good)["run"]}))
         elif damage == "directory":
             path.mkdir()
         else:
@@ -427,11 +429,12 @@ def test_ctrl_c_during_the_probe(tmp_path):
 
 
 @covers("concurrent-runs")
-def test_concurrent_runs_share_one_cache(tmp_path):
+def test_concurrent_runs_share_one_cache(faulty, tmp_path):
     tag = new_tag()
-    env = doctor_env({"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path)}, tag)
-    cmd = [sys.executable, "-m", "inductor_doctor", "check", "--static", "--only",
-           "block-mask-cpu,const-data-ptr-abi", "--format", "json"]
+    env = doctor_env(faulty, tag)
+    cache = Path(faulty["INDUCTOR_DOCTOR_CACHE_DIR"])
+    cmd = [sys.executable, "-m", "inductor_doctor", "check", "--only", "fault-clean,const-data-ptr-abi",
+           "--format", "json"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
              for _ in range(3)]
     outs = [p.communicate(timeout=180) for p in procs]
@@ -441,10 +444,9 @@ def test_concurrent_runs_share_one_cache(tmp_path):
     assert [p.returncode for p in procs] == [0, 0, 0], [e[-500:] for _, e in outs]
     docs = [json.loads(o) for o, _ in outs]
     assert len({json.dumps([(r["id"], r["status"], r["reason"]) for r in d["results"]]) for d in docs}) == 1
-    files = list((tmp_path / "results").iterdir())
+    files = list((cache / "canaries").iterdir())
     assert len(files) == 1 and files[0].suffix == ".json", files  # no temporary file left over
     json.loads(files[0].read_text())
     assert files[0].stat().st_mode & 0o777 == 0o600
-    _, again, _ = check(["--static", "--only", "block-mask-cpu,const-data-ptr-abi"],
-                        {"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path)})
+    _, again, _ = check(["--only", "fault-clean,const-data-ptr-abi"], faulty)
     assert again["meta"]["cached"] is True

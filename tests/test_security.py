@@ -196,7 +196,7 @@ def test_result_cache_is_private_whatever_the_umask(tmp_path):
     env = {**os.environ, "INDUCTOR_DOCTOR_CACHE_DIR": str(root)}
     proc = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    results = root / "results"
+    results = root / "last"  # the check's report, kept for `explain` and `fix`
     [entry] = list(results.iterdir())
     assert stat.S_IMODE(entry.stat().st_mode) == 0o600
     assert stat.S_IMODE(results.stat().st_mode) == 0o700
@@ -210,15 +210,15 @@ def test_cache_store_creates_private_dirs_and_tightens_results(tmp_path, monkeyp
     monkeypatch.setenv("INDUCTOR_DOCTOR_CACHE_DIR", str(root))
     old = os.umask(0)
     try:
-        assert cache.store("k1", {"results": []}) is None
+        assert cache.save_last("/usr/bin/python-a", {"results": []}) is None
     finally:
         os.umask(old)
-    for d in (tmp_path / "x", root, root / "results"):
+    for d in (tmp_path / "x", root, root / "last"):
         assert stat.S_IMODE(d.stat().st_mode) == 0o700, d
-    (root / "results").chmod(0o755)
-    assert cache.store("k2", {"results": []}) is None
-    assert stat.S_IMODE((root / "results").stat().st_mode) == 0o700
-    assert cache.load("k1") == {"results": []}
+    (root / "last").chmod(0o755)
+    assert cache.save_last("/usr/bin/python-b", {"results": []}) is None
+    assert stat.S_IMODE((root / "last").stat().st_mode) == 0o700
+    assert cache.last_report("/usr/bin/python-a") == {"results": []}
 
 
 @covers("cache-permissions")
@@ -228,7 +228,7 @@ def test_cache_is_written_atomically(tmp_path, monkeypatch):
 
     monkeypatch.setenv("INDUCTOR_DOCTOR_CACHE_DIR", str(tmp_path))
     big = {"results": [{"reason": "x" * 2000, "n": n} for n in range(300)]}
-    assert cache.store("key", big) is None
+    assert cache.save_last("/usr/bin/python", big) is None
     stop = threading.Event()
     errors = []
 
@@ -236,16 +236,16 @@ def test_cache_is_written_atomically(tmp_path, monkeypatch):
         n = 0
         while not stop.is_set():
             n += 1
-            cache.store("key", {**big, "n": n})
+            cache.save_last("/usr/bin/python", {**big, "n": n})
 
     t = threading.Thread(target=writer)
     t.start()
     try:
         for _ in range(300):
-            if cache.load("key") is None:
+            if cache.last_report("/usr/bin/python") is None:
                 errors.append("a reader saw a partial file")
     finally:
         stop.set()
         t.join()
     assert errors == []
-    assert [p.name for p in (tmp_path / "results").iterdir()] == ["key.json"]  # no temporary left
+    assert len(list((tmp_path / "last").iterdir())) == 1  # no temporary left

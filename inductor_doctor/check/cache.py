@@ -1,10 +1,18 @@
-"""The result cache, keyed by a cheap fingerprint of the environment.
+"""What `check` remembers: canary outcomes, keyed by everything a canary depends on; and the last
+report of each interpreter, for `explain` and `fix`.
 
-A repeated `check` on an unchanged machine should answer from here in well under a second, so the
-fingerprint must cost far less than the probe: the interpreter, the names of the installed
-distributions (their dist-info directories carry the versions), the compilers' paths and
-timestamps, the driver's version file, the GPUs the driver lists, and the environment variables the
-compile stack reads. Any change to one of them is a different key.
+Only what is expensive is kept. The probe and the static rules run every time (a fraction of a
+second), so a verdict they give always reflects the machine as it is now: install a header, drop a
+compiler onto PATH, change TMPDIR, and the next plain `check` says so. A canary outcome is reused
+only when its key is unchanged, and the key holds what the canary can depend on: the canary script
+and the harness (their bytes), the interpreter (path, size, mtime), the device, the canary's own
+environment and timeout, the files that make up the installed torch and Triton, and the probe's
+facts with the volatile parts taken out (durations, notes, the raw live answer). Those facts include
+the relevant environment variables (`probe/env.py`), the compilers and their answers, the cache
+directories, the GPUs and the driver: a fix that changes any of them is a new key.
+
+An outcome that says the canary could not run (no scratch space, a timeout, an interrupt, no result
+reported) is never stored: re-running it is the honest answer.
 """
 
 from __future__ import annotations
@@ -12,151 +20,166 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from inductor_doctor import __version__
 from inductor_doctor.files import write_text_atomic
 from inductor_doctor.paths import cache_dir, private_dir
 
-ENV_PREFIXES = ("TORCH", "TRITON", "CUDA", "NVIDIA", "XLA", "PJRT", "INDUCTOR_DOCTOR_", "LD_")
-ENV_NAMES = ("CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "PATH", "CPATH", "CONDA_PREFIX", "VIRTUAL_ENV")
-#: Variables that change nothing the checks see: where and how the report goes, the exit policy,
-#: suppressions (applied after the cache), and torchrun's bookkeeping (a new run id per job would
-#: otherwise make every `check --distributed` a cache miss).
-ENV_IGNORED = ("INDUCTOR_DOCTOR_CACHE_DIR", "INDUCTOR_DOCTOR_FORMAT", "INDUCTOR_DOCTOR_OUTPUT",
-               "INDUCTOR_DOCTOR_GATHER_TIMEOUT", "INDUCTOR_DOCTOR_REDACT", "INDUCTOR_DOCTOR_QUIET",
-               "INDUCTOR_DOCTOR_FAIL_ON", "INDUCTOR_DOCTOR_FAIL_ON_WARNINGS", "INDUCTOR_DOCTOR_SUPPRESS",
-               "INDUCTOR_DOCTOR_CONFIG")
-ENV_IGNORED_PREFIXES = ("TORCHELASTIC_",)
-COMPILERS = ("c++", "g++", "clang++", "cc", "gcc", "clang", "nvcc", "ptxas", "nvidia-smi")
-SYS_PATH_TIMEOUT_S = 20
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.check.runner import CanaryJob, CanaryRun
+    from inductor_doctor.probe.facts import Facts
+
+#: Bump when what is stored, or how the key is made, changes.
+VERSION = 2
+#: Fact fields that change from run to run without the environment changing.
+VOLATILE = frozenset({"duration_s", "notes", "live", "cached"})
+#: What a stored run keeps of the canary's output: enough to classify it again.
+KEEP_BYTES = 16 * 1024
 
 
-def _stat_key(path: str) -> Optional[List[Any]]:
+def stable_facts(value: Any) -> Any:
+    """The facts (as `to_dict()` gives them) without the parts that vary with nothing."""
+    if isinstance(value, dict):
+        return {k: stable_facts(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [stable_facts(v) for v in value]
+    return value
+
+
+def _file_key(path: Optional[str]) -> Optional[List[Any]]:
+    if not path:
+        return None
     try:
-        st = os.stat(path)
+        real = os.path.realpath(path)
+        st = os.stat(real)
     except OSError:
         return None
-    return [path, st.st_size, int(st.st_mtime)]
+    return [real, st.st_size, st.st_mtime_ns]
 
 
-def target_sys_path(python: str) -> List[str]:
-    """The target's import path, from one bare interpreter start (no torch anywhere)."""
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
-        return [p for p in sys.path if p]
-    proc = subprocess.run(
-        [python, "-c", "import sys, json; print(json.dumps(sys.path))"],
-        capture_output=True,
-        text=True,
-        timeout=SYS_PATH_TIMEOUT_S,
-        stdin=subprocess.DEVNULL,
-    )
-    value = json.loads(proc.stdout.strip().splitlines()[-1])
-    return [p for p in value if isinstance(p, str) and p]
+def _digest(path: Path) -> Optional[str]:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
-def _distributions(paths: List[str]) -> List[str]:
-    found: List[str] = []
-    for entry in paths:
+def _package_files(facts: Facts) -> List[Any]:
+    """Files whose change (a reinstall, a patched build) changes what a canary runs."""
+    paths: List[Optional[str]] = []
+    if facts.torch is not None:
+        paths += [os.path.join(facts.torch.path, "__init__.py") if facts.torch.path else None,
+                  facts.torch.libtorch_cpu]
+    if facts.triton is not None and facts.triton.path:
+        paths.append(os.path.join(facts.triton.path, "__init__.py"))
+    if facts.xla is not None and facts.xla.path:
+        paths.append(os.path.join(facts.xla.path, "__init__.py"))
+    return [_file_key(p) for p in paths]
+
+
+class CanaryStore:
+    """Canary outcomes on disk, under the doctor's cache directory; `enabled=False` keeps nothing."""
+
+    def __init__(self, enabled: bool = True, facts: Optional[Facts] = None) -> None:
+        root = cache_dir()
+        self.root = root / "canaries" if enabled and root is not None else None
+        self._facts_blob = json.dumps(stable_facts(facts.to_dict()), sort_keys=True, default=str) if facts \
+            else ""
+        self._files = _package_files(facts) if facts is not None else []
+        self.note: Optional[str] = None  # why nothing could be stored, if that happened
+
+    def key(self, job: CanaryJob, harness: Path) -> Optional[str]:
+        if self.root is None:
+            return None
+        script, wrapper = _digest(job.script), _digest(harness)
+        if script is None or wrapper is None:
+            return None
+        inputs = [VERSION, __version__, script, wrapper, _file_key(job.python), job.python, job.device,
+                  sorted(job.env.items()), list(job.needs), job.timeout_s, self._files,
+                  hashlib.sha256(self._facts_blob.encode()).hexdigest()]
+        blob = json.dumps(inputs, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:40]
+
+    def load(self, key: Optional[str]) -> Optional[Dict[str, Any]]:
+        """A stored run, or None: a missing, unreadable, truncated or foreign file is a miss."""
+        if key is None or self.root is None:
+            return None
         try:
-            names = os.listdir(entry)
-        except OSError:
-            continue
-        found.extend(
-            f"{entry}/{n}" for n in names if n.endswith((".dist-info", ".egg-info", ".egg-link", ".pth"))
-        )
-    return sorted(found)
+            data = json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            return None
+        if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("run"), dict):
+            return None
+        return data["run"]
+
+    def save(self, key: Optional[str], run: CanaryRun) -> None:
+        if key is None or self.root is None or not cacheable(run):
+            return
+        record = {
+            "key": key,
+            "run": {
+                "returncode": run.returncode,
+                "result": run.result,
+                "stdout": run.stdout[-KEEP_BYTES:],
+                "stderr": run.stderr[-KEEP_BYTES:],
+                "duration_s": round(run.duration_s, 3),
+            },
+        }
+        try:
+            private_dir(self.root)
+            write_text_atomic(self.root / f"{key}.json", json.dumps(record), private=True)
+        except OSError as exc:
+            self.note = f"canary outcomes not kept ({exc.strerror or exc}: {self.root})"
 
 
-def _gpus() -> List[str]:
-    root = Path("/proc/driver/nvidia/gpus")
-    out: List[str] = []
-    try:
-        for d in sorted(root.iterdir()):
-            try:
-                out.append((d / "information").read_text(errors="replace"))
-            except OSError:
-                out.append(d.name)
-    except OSError:
-        pass
-    return out
+def cacheable(run: CanaryRun) -> bool:
+    """Only a canary that ran to the end and reported: never one that could not run."""
+    return run.error is None and not run.timed_out and not run.interrupted and run.result is not None
 
 
-def fingerprint(python: str, options: Dict[str, Any]) -> Optional[str]:
-    """A stable hash of everything a verdict depends on; None when it cannot be computed."""
-    try:
-        paths = target_sys_path(python)
-    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
-        return None
-    try:
-        driver = Path("/proc/driver/nvidia/version").read_text(errors="replace")
-    except OSError:
-        driver = None
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k in ENV_NAMES or k.startswith(ENV_PREFIXES)
-        if k not in ENV_IGNORED and not k.startswith(ENV_IGNORED_PREFIXES)
-    }
-    tools = {}
-    for name in COMPILERS + tuple(filter(None, (os.environ.get("CXX"), os.environ.get("CC")))):
-        where = shutil.which(name.split()[0]) if name else None
-        tools[name] = _stat_key(os.path.realpath(where)) if where else None
-    from inductor_doctor.kb import KB_VERSION, registry
-
-    inputs = {
-        "tool": __version__,
-        "kb": KB_VERSION,
-        "issues": [(i.id, i.source) for i in registry()],
-        "python": _stat_key(os.path.realpath(python)),
-        "python_path": python,
-        "distributions": _distributions(paths),
-        "driver": driver,
-        "gpus": _gpus(),
-        "tools": tools,
-        "env": sorted(env.items()),
-        "options": options,
-    }
-    blob = json.dumps(inputs, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:32]
+# --- the last report of each interpreter ----------------------------------------------------------
 
 
-def _path(key: str) -> Optional[Path]:
+def _last_path(python: str) -> Optional[Path]:
     root = cache_dir()
-    return root / "results" / f"{key}.json" if root is not None else None
+    if root is None:
+        return None
+    name = hashlib.sha256(os.path.realpath(python).encode()).hexdigest()[:24]
+    return root / "last" / f"{name}.json"
 
 
-def load(key: str) -> Optional[Dict[str, Any]]:
-    """A cached report, or None: a missing, unreadable, truncated or foreign file is a miss."""
-    path = _path(key)
+def save_last(python: str, report: Dict[str, Any]) -> Optional[str]:
+    """Keep the report of this check; returns why it could not, if it could not."""
+    path = _last_path(python)
+    if path is None:
+        return "report not kept (no home directory: set HOME or INDUCTOR_DOCTOR_CACHE_DIR)"
+    try:
+        private_dir(path.parent)
+        write_text_atomic(path, json.dumps({"python": os.path.realpath(python), "report": report}),
+                          private=True)
+    except OSError as exc:
+        return f"report not kept ({exc.strerror or exc}: {path.parent})"
+    return None
+
+
+def last_report(python: Optional[str] = None) -> Optional[Dict[str, Any]]:
+    """The last check of this interpreter (default: this one), or None."""
+    import sys
+
+    path = _last_path(python or sys.executable)
     if path is None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return None
-    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("report"), dict):
-        return None
-    return data["report"]
-
-
-def store(key: str, report: Dict[str, Any]) -> Optional[str]:
-    """Save atomically with user-only permissions; returns why it could not, if it could not."""
-    path = _path(key)
-    if path is None:
-        return "result cache not written (no home directory: set HOME or INDUCTOR_DOCTOR_CACHE_DIR)"
-    try:
-        private_dir(path.parent)
-        write_text_atomic(path, json.dumps({"key": key, "report": report}), private=True)
-    except OSError as exc:
-        return f"result cache not written ({exc.strerror or exc}: {path.parent})"
-    return None
+    report = data.get("report") if isinstance(data, dict) else None
+    return report if isinstance(report, dict) and isinstance(report.get("results"), list) else None
 
 
 def last_findings(python: Optional[str] = None) -> List[Dict[str, Any]]:
-    """The findings of the last check of this interpreter still on record (none yet)."""
-    return []
+    """The findings of the last check of this interpreter still on record; [] when there is none."""
+    report = last_report(python)
+    return list(report["results"]) if report else []

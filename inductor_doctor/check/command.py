@@ -24,7 +24,6 @@ from inductor_doctor.model import (
     UsageError,
 )
 from inductor_doctor.probe.command import environment_of
-from inductor_doctor.probe.host import host_info
 from inductor_doctor.probe.target import resolve_python
 
 
@@ -89,9 +88,9 @@ def _install_sigterm() -> Any:
 def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Report:
     """Probe, check every selected issue on every device, and return the `check` document.
 
-    `progress` receives the canaries' start and end (the CLI's display); this function never prints.
+    The probe and the rules run every time; only canary outcomes are reused (check/cache.py), keyed
+    by everything they depend on. `progress` hears what is happening; this function never prints.
     """
-    from inductor_doctor.check import cache
     from inductor_doctor.check.suppressions import apply_suppressions, load_suppressions
     from inductor_doctor.kb import registry
 
@@ -99,66 +98,61 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     issues = select_issues(request.only, request.skip)
     python = resolve_python(request.python)
     suppressions = load_suppressions(request.config, request.suppress)
-    options: Dict[str, Any] = {
-        "static": request.static,
-        "deep": request.deep,
-        "timeout": request.timeout_s,
-        "issues": sorted(i.id for i in issues),
-    }
-    share = request.devices
-    if share is not None:
-        options["devices"] = share.key
-        issues = share.issues(issues)
-    meta: Dict[str, Any] = {"cached": False, **request.extra_meta}
+    if request.devices is not None:
+        issues = request.devices.issues(issues)
+    meta: Dict[str, Any] = {**request.extra_meta}
     plugin_errors = registry().plugin_errors
     if plugin_errors:
         meta["plugin_errors"] = [{"entry_point": n, "error": e} for n, e in plugin_errors]
 
-    key = cache.fingerprint(python, options) if request.use_cache else None
-    cached = cache.load(key) if key else None
-    if cached is not None:
-        findings = [Finding.from_dict(d) for d in cached["results"]]
-        findings, notes = apply_suppressions(findings, suppressions)
-        # The verdicts are the cached run's; who is asking (host, torchrun rank) is this run's.
-        meta = {**cached.get("meta", {}), **meta, "cached": True, "suppression_notes": notes}
-        meta["duration_s"] = round(time.monotonic() - start, 3)
-        environment = {**cached["environment"], "host": host_info()}
-        return _report(environment, findings, meta)
-
-    facts, result, findings = _examine(request, python, issues, progress)
+    facts, result, findings = _examine(request, python, issues, progress or Progress())
     environment = environment_of(facts)
-    meta["duration_s"] = round(time.monotonic() - start, 3)
-    meta["probe_duration_s"] = round(facts.duration_s, 3)
-    meta["static"] = request.static
+    meta.update(duration_s=round(time.monotonic() - start, 3), probe_duration_s=round(facts.duration_s, 3),
+                static=request.static, cached=False)
     if result is not None:
-        meta["jobs"] = result.jobs
-        meta["canaries_run"] = result.canaries_run
-    interrupted = result.interrupted if result is not None else None
-    if interrupted is not None:
+        meta.update(jobs=result.jobs, canaries_run=result.canaries_run,
+                    canaries_cached=result.canaries_cached, cached=result.canaries_cached > 0)
+        if result.cache_note:
+            meta["cache_note"] = result.cache_note
+    notices = _notices(findings, issues)
+    if notices:
+        meta["notices"] = notices
+    if result is not None and result.interrupted is not None:
         meta["interrupted"] = True
         meta["exit_code"] = int(
-            ExitCode.TERMINATED if isinstance(interrupted, Terminated) else ExitCode.INTERRUPTED
+            ExitCode.TERMINATED if isinstance(result.interrupted, Terminated) else ExitCode.INTERRUPTED
         )
-    elif key and not facts.python.error and not (result is not None and result.transient):
-        why = cache.store(key, _report(environment, findings, meta).to_dict())
+    elif not facts.python.error and request.use_cache and request.devices is None:
+        from inductor_doctor.check.cache import save_last
+
+        why = save_last(python, _report(environment, findings, meta).to_dict())
         if why:
-            meta["cache_note"] = why
+            meta.setdefault("cache_note", why)
     findings, notes = apply_suppressions(findings, suppressions)
     if notes:
         meta["suppression_notes"] = notes
     return _report(environment, findings, meta)
 
 
+def _notices(findings: Sequence[Finding], issues: Sequence[KnownIssue]) -> List[str]:
+    """What must be said before any matrix: the findings of `headline` issues that are not fine."""
+    headline = {i.id for i in issues if i.headline}
+    bad = (Status.AFFECTED, Status.LIKELY, Status.INCONCLUSIVE)
+    return [f.reason for f in findings if f.id in headline and f.status in bad]
+
+
 def _examine(
-    request: CheckRequest, python: str, issues: Sequence[KnownIssue], progress: Optional[Progress]
+    request: CheckRequest, python: str, issues: Sequence[KnownIssue], progress: Progress
 ) -> Tuple[Any, Optional[CheckResult], List[Finding]]:
     """The probe, then the engine: (facts, the engine's result or None, findings)."""
+    from inductor_doctor.check.cache import CanaryStore
     from inductor_doctor.check.engine import CheckOptions, run_checks
     from inductor_doctor.check.runner import default_jobs
     from inductor_doctor.probe import gather
 
     previous = _install_sigterm()
     try:
+        progress.phase("probing the toolchain")
         facts = gather(python, live=request.live and not request.static, use_cache=request.use_cache)
         share = request.devices
         if share is not None:
@@ -168,9 +162,11 @@ def _examine(
             findings = [Finding(i.id, i.title, "toolchain", Status.INCONCLUSIVE, Basis.STATIC, why,
                                 i.severity, upstream=i.upstream) for i in issues]
             return facts, None, findings
+        progress.phase("checking")
         jobs = request.jobs or default_jobs(len(facts.gpus))
+        store = CanaryStore(request.use_cache and not request.static, facts)
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
-                               timeout_s=request.timeout_s, jobs=jobs)
+                               timeout_s=request.timeout_s, jobs=jobs, store=store)
         result = run_checks(facts, issues, options, progress)
         findings = result.findings if share is None else share.findings(result.findings)
         return facts, result, findings

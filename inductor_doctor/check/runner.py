@@ -54,6 +54,9 @@ class CanaryRun:
     stderr: str
     result: Optional[dict]
     error: Optional[str] = None  # the canary could not even be started
+    cached: bool = False  # replayed from the canary cache, not run now
+    unreaped: bool = False  # killed, but it did not die within the grace (stuck in the kernel)
+    last_seen: Optional[str] = None  # where the canary was when it was stopped (timeout)
 
     @property
     def signal(self) -> Optional[int]:
@@ -102,24 +105,33 @@ def _parse_result(stdout: str) -> Optional[dict]:
 
 
 class ProcessGroups:
-    """Every live canary process group, so that an interrupt can kill them all."""
+    """Every live canary process group, so that an interrupt can kill them all.
+
+    A group is registered under the same lock that `kill_all` takes, and a stop that came first is
+    seen there: a canary started while `kill_all` runs is killed, never left behind.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pgids: Dict[int, None] = {}
         self.stopping = False
 
-    def add(self, pgid: int) -> None:
+    def add(self, pgid: int) -> bool:
+        """Register a group; False (and the group killed) when a stop already began."""
         with self._lock:
+            if self.stopping:
+                kill_group(pgid)
+                return False
             self._pgids[pgid] = None
+            return True
 
     def discard(self, pgid: int) -> None:
         with self._lock:
             self._pgids.pop(pgid, None)
 
     def kill_all(self) -> None:
-        self.stopping = True
         with self._lock:
+            self.stopping = True
             pgids = list(self._pgids)
         for pgid in pgids:
             kill_group(pgid)
@@ -153,6 +165,7 @@ def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str])
     )
     env.update(extra)
     env[MARKER_ENV] = str(scratch)
+    env["INDUCTOR_DOCTOR_STAGE_FILE"] = str(scratch / STAGE_FILE)
     (scratch / "tmp").mkdir(parents=True, exist_ok=True)
     return env
 
@@ -204,6 +217,51 @@ def _disk_full(path: Path) -> Optional[str]:
     )
 
 
+#: How often a running canary is looked at (an interrupt is noticed this fast).
+POLL_S = 0.2
+#: How long a killed canary is given to die before it is reported as unkillable and left behind.
+REAP_GRACE_S = 5.0
+
+
+def _wait(proc: subprocess.Popen, timeout_s: float,
+          groups: ProcessGroups) -> Tuple[Optional[int], bool, bool]:
+    """(return code, timed out, stopped): waits in short slices, so a stop is seen at once."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return proc.wait(timeout=max(0.0, min(POLL_S, left))), False, False
+        except subprocess.TimeoutExpired:
+            if groups.stopping:
+                return None, False, True
+            if time.monotonic() >= deadline:
+                return None, True, False
+
+
+def _reap(proc: subprocess.Popen, grace_s: float = REAP_GRACE_S) -> Tuple[Optional[int], bool]:
+    """(return code, unreaped) of a killed process: a bounded wait, never a hang.
+
+    A process stuck in the kernel (a hung GPU driver, a lost NFS server) ignores SIGKILL until the
+    kernel lets go: waiting for it would hang the doctor past any `--timeout`.
+    """
+    try:
+        return proc.wait(timeout=grace_s), False
+    except subprocess.TimeoutExpired:
+        return None, True
+
+
+#: Where the harness writes where the canary is, every half second (see target/harness.py).
+STAGE_FILE = "stage"
+
+
+def _last_seen(scratch: Path) -> Optional[str]:
+    try:
+        text = (scratch / STAGE_FILE).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return text[:400] or None
+
+
 def run_one(
     job: CanaryJob,
     groups: ProcessGroups,
@@ -212,9 +270,10 @@ def run_one(
 ) -> CanaryRun:
     start = time.monotonic()
     cmd = [job.python, str(HARNESS), str(job.script), job.device, ",".join(job.needs)]
-    timed_out = False
+    timed_out = unreaped = False
     returncode: Optional[int] = None
     error: Optional[str] = None
+    last_seen: Optional[str] = None
     stdout = stderr = ""
     scratch: Optional[Path] = None
     try:
@@ -240,15 +299,17 @@ def run_one(
                 )
             except OSError as exc:
                 raise InterruptedError(f"could not start {job.python}: {exc.strerror or exc}") from None
-            groups.add(proc.pid)
+            if not groups.add(proc.pid):  # a stop began as it started: already killed
+                _reap(proc)
+                raise InterruptedError("interrupted before it started")
             strays: List[int] = []
             try:
-                returncode = proc.wait(timeout=job.timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                strays = _descendants(proc.pid)
-                kill_group(proc.pid)
-                returncode = proc.wait()
+                returncode, timed_out, stopped = _wait(proc, job.timeout_s, groups)
+                if timed_out or stopped:
+                    last_seen = _last_seen(scratch) if timed_out else None
+                    strays = _descendants(proc.pid)
+                    kill_group(proc.pid)
+                    returncode, unreaped = _reap(proc)
             except BaseException:  # interrupted: the pool's kill_all is on its way; be thorough
                 strays = _descendants(proc.pid)
                 raise
@@ -277,6 +338,8 @@ def run_one(
         stderr=stderr,
         result=_parse_result(stdout),
         error=error,
+        unreaped=unreaped,
+        last_seen=last_seen,
     )
 
 

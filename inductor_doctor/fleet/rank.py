@@ -265,13 +265,23 @@ def _tail(fh: Any) -> str:
         return "exited without a word"
 
 
+#: How long a killed helper is given to go: one stuck in a hung driver ignores SIGKILL for a while,
+#: and the doctor must not hang with it.
+REAP_GRACE_S = 5.0
+
+
 def _stop(proc: subprocess.Popen, grace: float = 2.0) -> None:
-    """Let a helper finish within `grace`, then kill it: it must never outlive the doctor."""
+    """Let a helper finish within `grace`, then kill it: it must never outlive the doctor, and the
+    doctor never waits for it without a bound."""
     try:
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait()
+        try:
+            proc.wait(timeout=REAP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            sys.stderr.write(f"inductor-doctor: the gather helper (pid {proc.pid}) could not be killed; "
+                             "left behind\n")
 
 
 class _Terminated(KeyboardInterrupt):

@@ -13,12 +13,13 @@ the slowest (the ABI compile, ~1 s), not the sum.
 from __future__ import annotations
 
 import os
-import re
 import sys
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, TypeVar
 
+from inductor_doctor.probe.env import relevant_env
 from inductor_doctor.probe.facts import (
     AbiInfo,
     CompilerInfo,
@@ -31,28 +32,7 @@ __all__ = ["gather", "relevant_env", "Facts"]
 
 T = TypeVar("T")
 
-#: Environment variables that change what the compile stack does. Others (tokens, keys) are never
-#: collected, so no report can leak them.
-_ENV_EXACT = (
-    "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "LD_LIBRARY_PATH", "LD_PRELOAD",
-    "PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "OMP_NUM_THREADS", "KMP_AFFINITY", "PJRT_DEVICE",
-    "TPU_NUM_DEVICES", "GPU_NUM_DEVICES", "MAX_JOBS",
-)
-_ENV_PREFIXES = ("TORCH", "TRITON_", "XLA_", "PJRT_", "CUDA_", "NVIDIA_", "NCCL_", "CUDNN_", "PYTORCH_")
-_SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
-
 PROBE_TIMEOUT_S = 30.0
-
-
-def relevant_env(environ: Optional[Dict[str, str]] = None) -> Dict[str, str]:
-    environ = dict(os.environ) if environ is None else environ
-    out = {}
-    for k, v in environ.items():
-        if _SECRET.search(k):
-            continue
-        if k in _ENV_EXACT or k.startswith(_ENV_PREFIXES):
-            out[k] = v
-    return dict(sorted(out.items()))
 
 
 def _result(fut: Future[T], fallback: Callable[[str], T], notes: List[str], what: str) -> T:
@@ -72,6 +52,24 @@ def _runtime_hint(pkgs: Dict[str, str], torch_cuda: Optional[str]) -> Optional[s
         if name in pkgs:
             return pkgs[name]
     return torch_cuda
+
+
+def _live_answer(fut: Future, cancel: threading.Event, facts: Facts, python: str,
+                 notes: List[str]) -> Dict[str, Any]:
+    """The live probe's answer: kept from an earlier run when the static facts it depends on are
+    unchanged (the running probe is then cancelled), else the fresh one, kept if it completed."""
+    from inductor_doctor.probe import _diskcache
+    from inductor_doctor.probe import live as live_probe
+
+    key = live_probe.cache_key(facts, python)
+    kept = _diskcache.get("live", key)
+    if kept is not None and live_probe.complete(kept):
+        cancel.set()
+        return kept
+    answer = _result(fut, lambda m: {"probe_error": m}, notes, "live")
+    if live_probe.complete(answer):
+        _diskcache.put("live", key, answer)
+    return answer
 
 
 def gather(
@@ -107,8 +105,10 @@ def gather(
     env = dict(os.environ)
     step = min(timeout_s, PROBE_TIMEOUT_S)
     notes: List[str] = []
+    cancel_live = threading.Event()
     with ThreadPoolExecutor(max_workers=8, thread_name_prefix="indoc-probe") as ex:
-        f_live = ex.submit(live_probe.query, python, timeout_s) if live else None
+        # Started first (an `import torch` is the slowest step); cancelled if a kept answer fits.
+        f_live = ex.submit(live_probe.query, python, timeout_s, cancel_live) if live else None
         f_target = ex.submit(target.query, python, step)
         f_driver = ex.submit(cuda.driver_info, env)
         f_caches = ex.submit(caches.gather_caches, env)
@@ -159,8 +159,7 @@ def gather(
         facts.cuda.ptxas_binaries = _result(ex.submit(ptxas.gather, triton, env, facts.cuda.gpus),
                                             lambda m: [], notes, "Triton's ptxas")
         if f_live is not None:
-            answer = _result(f_live, lambda m: {"probe_error": m}, notes, "live")
-            live_probe.merge(facts, answer)
+            live_probe.merge(facts, _live_answer(f_live, cancel_live, facts, python, notes))
     facts.python.notes.extend(notes)
     facts.duration_s = time.monotonic() - start
     return facts

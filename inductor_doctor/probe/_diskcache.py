@@ -57,13 +57,11 @@ def file_key(path: Optional[str]) -> Optional[list]:
     return [real, st.st_size, st.st_mtime_ns]
 
 
-#: Variables that change what a compiler finds (include and library search paths).
-COMPILER_ENV = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
-                "COMPILER_PATH")
-
-
 def compiler_env() -> Sequence[Sequence[str]]:
-    return [(k, os.environ[k]) for k in COMPILER_ENV if k in os.environ]
+    """The compiler search-path variables set here (probe/env.py's list), as a key part."""
+    from inductor_doctor.probe.env import compiler_env as current
+
+    return current()
 
 
 def _path(kind: str, key: Any) -> Optional[Path]:

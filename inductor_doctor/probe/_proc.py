@@ -10,10 +10,17 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
+import time
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional, Sequence, Tuple
 
 DEFAULT_TIMEOUT_S = 20.0
+#: How long a killed process is given to go before the probe stops waiting for it (one stuck in
+#: the kernel, e.g. nvidia-smi in a hung driver, ignores SIGKILL until the kernel lets go).
+REAP_GRACE_S = 5.0
+#: How often a cancellable run looks at its cancel flag.
+POLL_S = 0.1
 
 
 @dataclass
@@ -64,14 +71,26 @@ def _kill_group(proc: subprocess.Popen) -> None:
             pass
 
 
+def _drain(proc: subprocess.Popen) -> Tuple[bytes, bytes]:
+    """What a killed process printed, waiting at most REAP_GRACE_S for it to go."""
+    try:
+        return proc.communicate(timeout=REAP_GRACE_S)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        return b"", b""
+
+
 def run(
     argv: Sequence[str],
     timeout_s: float = DEFAULT_TIMEOUT_S,
     env: Optional[Mapping[str, str]] = None,
     input: Optional[str] = None,
     cwd: Optional[str] = None,
+    cancel: Optional[threading.Event] = None,
 ) -> ProcResult:
-    """`argv` to completion or to the deadline; output decoded leniently (compilers localise)."""
+    """`argv` to completion, to the deadline, or until `cancel` is set; never waits unbounded.
+
+    Output is decoded leniently (compilers localise their messages).
+    """
     result = ProcResult(argv=list(argv))
     try:
         proc = subprocess.Popen(
@@ -86,15 +105,33 @@ def run(
     except (OSError, ValueError) as exc:
         result.error = f"cannot run `{argv[0]}`: {exc.strerror if isinstance(exc, OSError) else exc}"
         return result
+    data = input.encode() if input is not None else None
+    deadline = time.monotonic() + timeout_s
     try:
-        out, err = proc.communicate(input.encode() if input is not None else None, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
-        result.timed_out = True
+        while True:
+            left = deadline - time.monotonic()
+            slice_s = left if cancel is None else min(POLL_S, left)
+            try:
+                out, err = proc.communicate(data, timeout=max(0.0, slice_s))
+                break
+            except subprocess.TimeoutExpired:
+                data = None  # communicate() keeps what it already sent
+                if cancel is not None and cancel.is_set():
+                    _kill_group(proc)
+                    out, err = _drain(proc)
+                    result.error = "cancelled"
+                    break
+                if time.monotonic() >= deadline:
+                    _kill_group(proc)
+                    out, err = _drain(proc)
+                    result.timed_out = True
+                    break
     except BaseException:
         _kill_group(proc)
-        proc.wait()
+        try:
+            proc.wait(timeout=REAP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
         raise
     result.returncode = proc.returncode
     result.stdout = out.decode("utf-8", "replace") if out else ""

@@ -90,7 +90,7 @@ def _key(path: str) -> Optional[Tuple[str, float, int]]:
         st = os.stat(path)
     except OSError:
         return None
-    return (os.path.realpath(path), st.st_mtime, st.st_size)
+    return (path, st.st_mtime, st.st_size)  # as called: `c++` and `g++` answer with their own name
 
 
 def resolve(command: str, env: Optional[Mapping[str, str]] = None) -> Optional[str]:
@@ -114,7 +114,9 @@ def identify(
         with _lock:
             if key in _identity:
                 return _identity[key]
-    disk_key = _diskcache.file_key(path)
+    # The name it is called by is part of the answer (`c++ (Debian ...)` vs `g++ (Debian ...)`).
+    file_key = _diskcache.file_key(path)
+    disk_key = [path, file_key] if file_key is not None else None
     stored = _diskcache.get("identity", disk_key)
     if stored is not None and isinstance(stored.get("answer"), list) and len(stored["answer"]) == 3:
         answer_d = tuple(stored["answer"])

@@ -12,11 +12,13 @@ is what the process loaded, which is not necessarily what `ldconfig` or `pip lis
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import tempfile
-from typing import Any, Dict
+import threading
+from typing import Any, Dict, Optional
 
 from inductor_doctor.probe import loader
 from inductor_doctor.probe._elf import ELF_ERRORS
@@ -28,14 +30,14 @@ from inductor_doctor.target import marker, script
 MARKER = marker("live.py")
 
 
-def query(python: str, timeout_s: float = 60.0) -> Dict[str, Any]:
+def query(python: str, timeout_s: float = 60.0, cancel: Optional[threading.Event] = None) -> Dict[str, Any]:
     """The live probe's answer; always a dict, with `probe_error` when it did not finish."""
     env = dict(os.environ)
     # Keep the probe cheap and quiet: no compile workers, no Triton autotuning, no CUDA warm-up.
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env.setdefault("PYTHONWARNINGS", "ignore")
     with tempfile.TemporaryDirectory(prefix="indoc-live-") as tmp:
-        res = run([python, str(script("live.py"))], timeout_s=timeout_s, env=env, cwd=tmp)
+        res = run([python, str(script("live.py"))], timeout_s=timeout_s, env=env, cwd=tmp, cancel=cancel)
     records = []
     for line in res.stdout.splitlines():
         if line.startswith(MARKER):
@@ -68,6 +70,34 @@ def query(python: str, timeout_s: float = 60.0) -> Dict[str, Any]:
         last["import_ok"] = False
         last["import_error"] = f"import torch: {last['probe_error']}"
     return last
+
+
+def complete(answer: Dict[str, Any]) -> bool:
+    """An answer worth keeping: the script ran to its end (a failed import is an answer too)."""
+    return answer.get("stage") == "done" and "probe_error" not in answer
+
+
+def cache_key(facts: Facts, python: str) -> Optional[list]:
+    """What the live answer depends on: the interpreter, the script, and the static facts (torch,
+    Triton, the driver and GPUs, the relevant environment, the CUDA libraries a load would map)."""
+    from inductor_doctor.probe import _diskcache
+
+    interpreter = _diskcache.file_key(python)
+    here = _diskcache.file_key(str(script("live.py")))
+    if interpreter is None or here is None:
+        return None
+    d = facts.to_dict()
+    static = {k: d.get(k) for k in ("torch", "triton", "xla", "cuda", "packages", "env", "toolkit")}
+    blob = json.dumps(_without_volatile(static), sort_keys=True, default=str)
+    return [interpreter, here, hashlib.sha256(blob.encode()).hexdigest()]
+
+
+def _without_volatile(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_volatile(v) for k, v in value.items() if k not in ("notes", "duration_s")}
+    if isinstance(value, list):
+        return [_without_volatile(v) for v in value]
+    return value
 
 
 def merge(facts: Facts, live: Dict[str, Any]) -> None:

@@ -232,8 +232,9 @@ def _footer(console: Any, data: Mapping[str, Any], results: Sequence[Mapping[str
         console.print(Text("* decided by a static rule (versions, files, symbols), not by running a canary",
                            style=DIM))
     extra = []
-    if meta.get("cached"):
-        extra.append("cached result; --no-cache to re-run")
+    if meta.get("canaries_cached"):
+        n = meta["canaries_cached"]
+        extra.append(f"{n} canar{'y' if n == 1 else 'ies'} unchanged since the last run; --no-cache re-runs")
     if meta.get("static"):
         extra.append("static checks only")
     if meta.get("duration_s") is not None:

@@ -8,12 +8,11 @@ the log mentions raise or lower the confidence. It then offers the one command t
 diagnosis on this machine (`check --only <ids>`), and runs it with `--check`.
 
 Exit codes: 0 when a known issue matched, 1 when none did, 2 when the input is unusable (missing,
-empty, binary). Nothing here imports torch; the offered check runs in a subprocess.
+empty, binary). Nothing here imports torch; the confirming check runs its canaries in subprocesses.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import subprocess
@@ -43,7 +42,6 @@ MAX_BYTES = 512 * 1024 * 1024
 MAX_STREAM_BYTES = 4 * MAX_BYTES
 #: Judged for binary data before the rest is read.
 SNIFF_BYTES = 65536
-CHECK_TIMEOUT_S = 3600.0
 FIND_SPEC_TIMEOUT_S = 30.0
 
 EXACT, PARTIAL, VERSION_ONLY = "exact", "partial", "version-only"
@@ -413,38 +411,17 @@ def offer_check(result: TriageResult, python: Optional[str], run: bool) -> Dict[
 
 
 def _run_check(ids: Sequence[str], python: Optional[str]) -> Dict[str, Any]:
-    argv = [
-        sys.executable,
-        "-m",
-        "inductor_doctor",
-        *check_command(ids, python)[1:],
-        "--format",
-        "json",
-        "--quiet",
-    ]
-    env = dict(os.environ)
-    for name in ("INDUCTOR_DOCTOR_FORMAT", "INDUCTOR_DOCTOR_OUTPUT", "INDUCTOR_DOCTOR_ONLY"):
-        env.pop(name, None)
+    """The confirming check, in this process: its canaries are subprocesses like any check's, so an
+    interrupt stops them all and nothing is orphaned."""
+    from inductor_doctor.check.command import CheckRequest, run_check
+    from inductor_doctor.model import FailOn, exit_code_for
+
     try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S, env=env, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return {
-            "ran": True,
-            "exit_code": None,
-            "results": [],
-            "error": f"the check took over {CHECK_TIMEOUT_S:.0f}s",
-        }
-    except OSError as exc:
-        return {"ran": False, "exit_code": None, "results": [], "error": f"could not run the check: {exc}"}
-    try:
-        report = json.loads(proc.stdout)
-        results = list(report.get("results", []))
-    except (json.JSONDecodeError, AttributeError):
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return {"ran": True, "exit_code": proc.returncode, "results": [], "error": last}
-    return {"ran": True, "exit_code": proc.returncode, "results": results, "error": None}
+        report = run_check(CheckRequest(python=python, only=list(ids)))
+    except UsageError as exc:
+        return {"ran": False, "exit_code": None, "results": [], "error": str(exc)}
+    return {"ran": True, "exit_code": int(exit_code_for(report.findings, FailOn.AFFECTED)),
+            "results": [f.to_dict() for f in report.findings], "error": None}
 
 
 # --- output ------------------------------------------------------------------------------------

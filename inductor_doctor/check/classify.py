@@ -1,0 +1,139 @@
+"""A canary run, classified: did it reproduce its issue, run clean, or say nothing we can trust?
+
+The issue's own exact signatures decide `affected`, in whatever the canary printed; a death by a
+signal counts only together with the signature (an abort is how many unrelated bugs end too). A
+failure that is not the issue's signature is `inconclusive`, with the line that names its cause.
+"""
+
+from __future__ import annotations
+
+import re
+import signal as _signal
+from typing import Optional, Tuple
+
+from inductor_doctor.check.runner import CanaryRun
+from inductor_doctor.check.verdict import CanaryOutcome
+from inductor_doctor.model import KnownIssue, Status
+
+EVIDENCE_LINES = 6
+
+
+def _first_lines(text: str, n: int = EVIDENCE_LINES) -> Tuple[str, ...]:
+    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
+    return tuple(line[:300] for line in lines[:n])
+
+
+def _last_lines(text: str, n: int = EVIDENCE_LINES) -> Tuple[str, ...]:
+    """The end of a traceback: where the exception is, not whichever frames a cut falls on."""
+    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
+    return tuple(line[:300] for line in lines[-n:])
+
+
+# Hints Dynamo appends to every compile failure; never the cause.
+_BOILERPLATE = re.compile(
+    r"^(Set TORCHDYNAMO_VERBOSE=|You can suppress this exception|For even more developer)"
+)
+_COMPILER_ERROR = re.compile(r"(?<![\w])(fatal )?error:")
+
+
+def _telling_line(message: str) -> str:
+    """The line of an error message that names the cause: a compiler's `error:` line if there is
+    one (Inductor's CppCompileError puts it mid-message), else the last line that is not a hint."""
+    lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not _BOILERPLATE.match(ln)]
+    for line in lines:
+        if _COMPILER_ERROR.search(line):
+            return line
+    return lines[-1] if lines else ""
+
+
+def _match_signature(issue: KnownIssue, text: str) -> Optional[Tuple[str, str]]:
+    """The first exact signature found in `text`: (the matched line, the signature's note)."""
+    for sig in issue.signatures:
+        if sig.strength != "exact":
+            continue
+        m = sig.search(text)
+        if m:
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.end())
+            line = text[start : end if end >= 0 else len(text)].strip()
+            return line[:300], sig.note
+    return None
+
+
+def signal_name(num: int) -> str:
+    try:
+        return _signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str, ...]]:
+    """A canary run → (status, one-line reason, evidence lines)."""
+    outcome = canary_outcome(issue, run)
+    return outcome.status, outcome.reason, outcome.evidence
+
+
+def canary_outcome(issue: KnownIssue, run: CanaryRun) -> CanaryOutcome:
+    """What a canary run says about its issue, before any rule is weighed (check/verdict.py)."""
+    status, reason, evidence = _classify(issue, run)
+    partial = (run.result or {}).get("exercised") == "partial" and status is Status.OK
+    if run.unreaped:
+        reason += "; it could not be killed (stuck in the kernel, e.g. a hung GPU driver) and was left behind"
+    return CanaryOutcome(status, reason, evidence, partial)
+
+
+def _classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str, ...]]:
+    if run.error:
+        return Status.INCONCLUSIVE, f"canary could not run: {run.error}", ()
+    result = run.result or {}
+    if run.timed_out:
+        seen = (f"it was at {run.last_seen}",) if run.last_seen else ()
+        return (
+            Status.INCONCLUSIVE,
+            f"canary timed out after {run.job.timeout_s:g}s (raise --timeout if this machine is slow)",
+            seen,
+        )
+    if run.interrupted:
+        return Status.INCONCLUSIVE, "interrupted before the canary finished", ()
+    text = "\n".join(
+        [str(result.get("message", "")), str(result.get("traceback", "")), run.stdout, run.stderr]
+    )
+    status = result.get("status")
+    if status == "ok":
+        versions = result.get("versions") or {}
+        pretty = ", ".join(f"{k} {v}" for k, v in versions.items())
+        if result.get("exercised") == "partial":
+            return Status.OK, f"{result.get('message') or 'part of it'}, clean", ()
+        return Status.OK, f"canary ran clean{' (' + pretty + ')' if pretty else ''}", ()
+    if status == "missing":
+        return Status.NOT_APPLICABLE, str(result.get("message", "a needed module is missing")), ()
+    if status == "skip":
+        return Status.NOT_APPLICABLE, str(result.get("message", "not applicable here")), ()
+    hit = _match_signature(issue, text)
+    sig = run.signal
+    if hit:
+        line, note = hit
+        reason = f"canary reproduced it: {line}"
+        if sig:
+            reason += f" ({signal_name(sig)})"
+        return Status.AFFECTED, reason, _first_lines(line)
+    if status == "error":
+        exc = str(result.get("exc_type", "error")).replace("builtins.", "")
+        first = _telling_line(str(result.get("message", "")))
+        return (
+            Status.INCONCLUSIVE,
+            f"canary failed, but not with this issue's signature: {exc}: {first}"[:400],
+            _last_lines(str(result.get("traceback", ""))[-3000:] or run.stderr[-3000:]),
+        )
+    if sig:
+        return (
+            Status.INCONCLUSIVE,
+            f"canary crashed with {signal_name(sig)}, which is not this issue's signature",
+            _first_lines(run.stderr[-4000:]),
+        )
+    return (
+        Status.INCONCLUSIVE,
+        f"canary exited (code {run.returncode}) without reporting a result",
+        _first_lines(run.stderr[-4000:] or run.stdout[-4000:]),
+    )

@@ -1,0 +1,106 @@
+"""The verdict policy, whole and in one place: what a rule and a canary together are worth.
+
+Inputs, per issue and device: the static rule's outcome (its status and basis, or none), whether the
+device is here at all, and what the canary did (nothing, or its classified outcome, including whether
+it could exercise the whole failure path or only part of it). The principles:
+
+* a version table alone is a prediction: `affected` from versions is `likely` until a canary shows it;
+* a canary that reproduced the bug decides (`affected`);
+* a canary that ran the whole failure path clean overrules a prediction (`ok`), but not conclusive
+  static evidence (a missing header, an unexported symbol): that disagreement is `inconclusive`;
+* a canary that exercised only part of the path (imports only, no GPU to compile on) never turns a
+  prediction into `ok`;
+* a canary that failed otherwise, or could not run, leaves a prediction standing, else it is
+  `inconclusive` with the reason — "could not check" is never `ok`.
+
+`tests/test_verdict_table.py` spells out every row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+from inductor_doctor.model import Basis, RuleOutcome, Status
+
+
+@dataclass(frozen=True)
+class CanaryOutcome:
+    """A canary run, classified: its status, the one-line reason, the evidence lines."""
+
+    status: Status  # AFFECTED | OK | INCONCLUSIVE | NOT_APPLICABLE
+    reason: str
+    evidence: Tuple[str, ...] = ()
+    partial: bool = False  # it could exercise only part of the failure path (and that part ran clean)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    basis: Basis
+    reason: str
+    evidence: Tuple[str, ...] = ()
+
+
+def predicted(rule: RuleOutcome) -> Tuple[Status, Basis]:
+    """A rule's outcome on its own: `affected` from a version table is only `likely`."""
+    if rule.status is Status.AFFECTED and rule.basis is Basis.VERSION:
+        return Status.LIKELY, Basis.VERSION
+    return rule.status, rule.basis
+
+
+def _conclusive_affected(rule: Optional[RuleOutcome]) -> bool:
+    return rule is not None and rule.status is Status.AFFECTED and rule.basis is not Basis.VERSION
+
+
+def _predicts_bug(rule: Optional[RuleOutcome]) -> bool:
+    return rule is not None and predicted(rule)[0] in (Status.AFFECTED, Status.LIKELY)
+
+
+def decide(
+    rule: Optional[RuleOutcome],
+    device_present: bool,
+    canary: Optional[CanaryOutcome],
+    not_run: str = "no static rule applies",
+    kinds: str = "",
+) -> Verdict:
+    """The verdict for one issue on one device. `not_run` says why no canary ran, where none did."""
+    if not device_present or canary is None:
+        if rule is None:
+            if not device_present:
+                return Verdict(Status.NOT_APPLICABLE, Basis.STATIC, f"no {kinds or 'such'} device here")
+            return Verdict(Status.INCONCLUSIVE, Basis.STATIC, f"not checked: {not_run}")
+        status, basis = predicted(rule)
+        return Verdict(status, basis, rule.reason)
+
+    if canary.status is Status.AFFECTED:
+        return Verdict(Status.AFFECTED, Basis.CANARY, canary.reason, canary.evidence)
+
+    if canary.status is Status.OK and not canary.partial:
+        if _conclusive_affected(rule):
+            assert rule is not None
+            return Verdict(Status.INCONCLUSIVE, Basis.STATIC,
+                           f"{rule.reason}; yet the canary ran clean: {canary.reason}")
+        if _predicts_bug(rule):
+            assert rule is not None
+            return Verdict(Status.OK, Basis.CANARY,
+                           f"{canary.reason}; the prediction did not hold here ({rule.reason})")
+        return Verdict(Status.OK, Basis.CANARY, canary.reason)
+
+    if canary.status is Status.OK:  # partial: the part it could run was clean
+        if rule is None:
+            return Verdict(Status.OK, Basis.CANARY, canary.reason)
+        status, basis = predicted(rule)
+        return Verdict(status, basis, f"{rule.reason}; the canary could run only part of it: {canary.reason}")
+
+    if canary.status is Status.NOT_APPLICABLE:
+        if rule is None:
+            return Verdict(Status.NOT_APPLICABLE, Basis.CANARY, canary.reason)
+        status, basis = predicted(rule)
+        return Verdict(status, basis, f"{rule.reason}; canary: {canary.reason}")
+
+    # inconclusive: it failed in another way, timed out, or could not run
+    if rule is not None and predicted(rule)[0] in (Status.AFFECTED, Status.LIKELY):
+        status, basis = predicted(rule)
+        return Verdict(status, basis, f"{rule.reason}; canary inconclusive: {canary.reason}", canary.evidence)
+    return Verdict(Status.INCONCLUSIVE, Basis.CANARY, canary.reason, canary.evidence)

@@ -1,0 +1,52 @@
+"""The environment variables that change what the compile stack does: one list, for every part.
+
+The probe records them in `Facts.env` (so reports show them), the canary cache keys its verdicts by
+them, and the probe's compiler answers are keyed by the subset a compiler reads. Nothing else is
+ever collected, so no report can leak a token: a name that looks like a secret is dropped even
+when a prefix would admit it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, Mapping, Optional
+
+#: Compilers, their search paths and flags; loaders; Python and its environment managers; caches.
+NAMES = (
+    "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "CPATH", "C_INCLUDE_PATH",
+    "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH", "LD_LIBRARY_PATH",
+    "LD_PRELOAD", "PATH", "TMPDIR", "PYTHONPATH", "CONDA_PREFIX", "VIRTUAL_ENV", "OMP_NUM_THREADS",
+    "KMP_AFFINITY", "MAX_JOBS", "ATEN_CPU_CAPABILITY", "LOCAL_RANK", "PJRT_DEVICE", "TPU_NUM_DEVICES",
+    "GPU_NUM_DEVICES",
+)  # fmt: skip
+#: Families read by torch, Inductor, Triton, XLA, CUDA, ROCm and their libraries.
+PREFIXES = ("TORCH", "TRITON_", "XLA_", "PJRT_", "CUDA_", "NVIDIA_", "NCCL_", "CUDNN_", "PYTORCH_",
+            "LIBTPU", "TPU_", "HIP_", "ROCM_", "HSA_")
+#: Set by the launcher for every run (a new id each job): never a property of the environment.
+VOLATILE_PREFIXES = ("TORCHELASTIC_",)
+#: The subset that changes what a compiler finds (its include and library search paths).
+COMPILER = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
+            "COMPILER_PATH")
+_SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
+
+
+def relevant(name: str) -> bool:
+    if _SECRET.search(name) or name.startswith(VOLATILE_PREFIXES):
+        return False
+    return name in NAMES or name.startswith(PREFIXES)
+
+
+def relevant_env(environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
+    """The relevant variables of `environ` (default: this process's), sorted by name."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    return dict(sorted((k, v) for k, v in environ.items() if relevant(k)))
+
+
+def compiler_env(environ: Optional[Mapping[str, str]] = None) -> list:
+    """[(name, value)] of the variables a compiler reads, as a cache key part."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    return [(k, environ[k]) for k in COMPILER if k in environ]

@@ -1,0 +1,84 @@
+"""The whole verdict policy as a table: rule outcome x device present x canary outcome -> status.
+
+Every row is spelled out, so a change of policy is a change of this table, made on purpose.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Tuple
+
+import pytest
+
+from inductor_doctor.check.verdict import CanaryOutcome, decide
+from inductor_doctor.model import Basis, RuleOutcome, Status
+
+A, L, I, O, N = Status.AFFECTED, Status.LIKELY, Status.INCONCLUSIVE, Status.OK, Status.NOT_APPLICABLE  # noqa: E741
+
+RULES: Dict[str, Optional[RuleOutcome]] = {
+    "none": None,
+    "affected/static": RuleOutcome(A, "the symbol is not exported", Basis.STATIC),
+    "affected/version": RuleOutcome(A, "torch 2.5.1 is in the affected range", Basis.VERSION),
+    "likely/version": RuleOutcome(L, "some releases the range allows are affected", Basis.VERSION),
+    "ok/static": RuleOutcome(O, "the header is there", Basis.STATIC),
+    "ok/version": RuleOutcome(O, "torch 2.13 has the fix", Basis.VERSION),
+    "inconclusive": RuleOutcome(I, "could not read the file", Basis.STATIC),
+    "not-applicable": RuleOutcome(N, "triton is not installed", Basis.STATIC),
+}
+CANARIES: Dict[str, Optional[CanaryOutcome]] = {
+    "none": None,
+    "affected": CanaryOutcome(A, "canary reproduced it: NameError", ("NameError",)),
+    "ok": CanaryOutcome(O, "canary ran clean"),
+    "ok/partial": CanaryOutcome(O, "imports only (no GPU to compile on)", partial=True),
+    "inconclusive": CanaryOutcome(I, "canary timed out after 2s"),
+    "not-applicable": CanaryOutcome(N, "triton is not installed"),
+}
+ORDER = list(RULES)
+
+#: canary outcome -> the status for each rule, in ORDER, with the device present.
+PRESENT: Dict[str, Tuple[Status, ...]] = {
+    #                rule: none affS affV likV okS okV inc  n/a
+    "none":           (I,   A,   L,   L,   O,  O,  I,   N),
+    "affected":       (A,   A,   A,   A,   A,  A,  A,   A),
+    "ok":             (O,   I,   O,   O,   O,  O,  O,   O),
+    "ok/partial":     (O,   A,   L,   L,   O,  O,  I,   N),
+    "inconclusive":   (I,   A,   L,   L,   I,  I,  I,   I),
+    "not-applicable": (N,   A,   L,   L,   O,  O,  I,   N),
+}  # fmt: skip
+#: No device of the issue's kind here: no canary can run; the rule's prediction is all there is.
+ABSENT: Tuple[Status, ...] = (N, A, L, L, O, O, I, N)
+
+CASES = [(r, True, c, PRESENT[c][i]) for c in PRESENT for i, r in enumerate(ORDER)]
+CASES += [(r, False, "none", ABSENT[i]) for i, r in enumerate(ORDER)]
+
+
+IDS = [f"rule={r}|device={'here' if p else 'absent'}|canary={c}" for r, p, c, _ in CASES]
+
+
+@pytest.mark.parametrize("rule,present,canary,expected", CASES, ids=IDS)
+def test_every_row_of_the_verdict_table(rule, present, canary, expected):
+    verdict = decide(RULES[rule], present, CANARIES[canary], not_run="--static skips canaries", kinds="cuda")
+    assert verdict.status is expected, verdict.reason
+    assert verdict.reason.strip()
+
+
+def test_the_basis_says_who_decided():
+    assert decide(RULES["affected/version"], True, None).basis is Basis.VERSION
+    assert decide(RULES["affected/version"], True, CANARIES["affected"]).basis is Basis.CANARY
+    assert decide(RULES["likely/version"], True, CANARIES["ok"]).basis is Basis.CANARY
+    assert decide(RULES["likely/version"], True, CANARIES["ok/partial"]).basis is Basis.VERSION
+    assert decide(None, False, None, kinds="cuda").reason == "no cuda device here"
+    assert decide(None, True, None, not_run="--static skips canaries").reason == (
+        "not checked: --static skips canaries")
+
+
+def test_a_partial_canary_never_overrules_a_prediction_into_ok():
+    for rule in ("affected/version", "likely/version", "affected/static"):
+        assert decide(RULES[rule], True, CANARIES["ok/partial"]).status is not Status.OK
+
+
+def test_could_not_check_is_never_ok():
+    for rule, present, canary, _ in CASES:
+        verdict = decide(RULES[rule], present, CANARIES[canary])
+        decided_by_someone = (RULES[rule] is not None and RULES[rule].status is Status.OK) or canary in (
+            "ok", "ok/partial")
+        assert verdict.status is not Status.OK or decided_by_someone, (rule, present, canary)
