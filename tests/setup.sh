@@ -11,3 +11,13 @@ if ! command -v clang++-19 >/dev/null || ! command -v clang++-16 >/dev/null; the
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-16 clang-19 >/dev/null
 fi
+# libomp for clang-16, downloaded (never installed: clang must stay without OpenMP here); the fix-loop
+# tests unpack it where a private clang looks, as `apt-get install libomp-16-dev` would.
+DEBS=${INDUCTOR_DOCTOR_TEST_ENVS:-$HOME/.cache/inductor-doctor-tests}/debs
+if ! ls "$DEBS"/libomp-16-dev_*.deb "$DEBS"/libomp5-16_*.deb >/dev/null 2>&1; then
+  mkdir -p "$DEBS"
+  (cd "$DEBS" && apt-get download libomp-16-dev libomp5-16 >/dev/null 2>&1) || {
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq && (cd "$DEBS" && apt-get download libomp-16-dev libomp5-16 >/dev/null)
+  }
+fi

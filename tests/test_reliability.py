@@ -94,6 +94,20 @@ def test_canary_hang_is_killed_with_its_children(faulty, tmp_path):
         assert not _alive(pid), pid
 
 
+@covers("canary-unreapable")
+def test_an_unreapable_canary_does_not_hold_the_check(faulty):
+    """Killed at its timeout, the canary cannot be reaped: the check still ends within --timeout plus
+    the grace, says so, and a second canary beside it is not held up either."""
+    start = time.monotonic()
+    proc, _, by_id = check(["--only", "fault-unreapable,fault-clean", "--timeout", "2", "--no-cache",
+                            "--jobs", "2"], faulty)
+    took = time.monotonic() - start
+    expect("canary-unreapable", by_id["fault-unreapable"], proc.returncode, "inconclusive")
+    assert "timed out after 2s" in by_id["fault-unreapable"]["reason"]
+    assert by_id["fault-clean"]["status"] == "ok"
+    assert took < 2 + 5 + 20, took  # the timeout, the grace, and a doctor's start on a busy machine
+
+
 def _alive(pid: int) -> bool:
     import psutil
 

@@ -54,6 +54,7 @@ ISSUES: List[KnownIssue] = [
            signature=r"donor hash mismatch"),
     _issue("hang", "hang.py", "Hangs with a child and an escaped grandchild"),
     _issue("hang-too", "hang.py", "Hangs as well, for a run with two canaries in flight"),
+    _issue("unreapable", "unreapable.py", "Hangs and cannot be reaped once killed (a tracer holds it)"),
     _issue("noise", "noise.py", "Prints megabytes of noise before its signature"),
     _issue("no-result", "no_result.py", "Exits without reporting a result"),
     _issue("affected", "affected.py", "Reproduces its bug"),

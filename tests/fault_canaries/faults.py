@@ -65,6 +65,11 @@ _add(
     Fault("canary-hang", "canary",
           "a canary sleeps for an hour, with a child in its group and a grandchild that called setsid",
           "inconclusive", "0", "canary timed out after 2s"),
+    Fault("canary-unreapable", "canary",
+          "a hung canary that cannot be reaped once killed (a ptrace tracer in another session holds its "
+          "exit, as a hung GPU driver would)",
+          "inconclusive, within --timeout plus a 5 s grace; named as left behind", "0",
+          "could not be killed"),
     Fault("canary-noise", "canary", "a canary writes 24 MB of binary noise to stdout and stderr, then fails",
           "affected (its signature is found after the noise); report stays small", "1",
           "canary reproduced it: FAULT-SIGNATURE"),
