@@ -285,12 +285,15 @@ def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str],
 @fail_on_options
 @output_option()
 @redact_option()
+@option("--all", "show_all", is_flag=True, default=False,
+        help="Text output: also list the issues that cannot arise anywhere (not-applicable).")
 def merge(reports: Sequence[Path], fmt: str, fail_on: str, fail_on_warnings: bool, output: Optional[Path],
-          redact: Optional[bool]) -> int:
+          redact: Optional[bool], show_all: bool) -> int:
     """Fleet view: many `check --format json` reports (hosts, ranks, GPUs) in one matrix."""
     from inductor_doctor.fleet.command import merge_reports
 
-    return deliver(merge_reports(list(reports)), fmt, output, redact, (FailOn(fail_on), fail_on_warnings))
+    return deliver(merge_reports(list(reports)), fmt, output, redact, (FailOn(fail_on), fail_on_warnings),
+                   show_all=show_all)
 
 
 # --- documents out ---------------------------------------------------------------------------------

@@ -63,6 +63,12 @@ def find_issue(query: str) -> KnownIssue:
     reg = registry()
     issue = reg.find(query)
     if issue is None:
+        from inductor_doctor.kb import normalize_ref
+
+        ref = normalize_ref(query)
+        if ref is not None:
+            raise UsageError(f"no known issue cites {ref}; `inductor-doctor list` shows them all, and "
+                             "`inductor-doctor explain --log FILE` matches an error text")
         close = reg.closest(query)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see `inductor-doctor list`"
         raise UsageError(f"unknown issue {query!r}{hint}")

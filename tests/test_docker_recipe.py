@@ -2,11 +2,11 @@
 
 The commands come from the page itself (fenced blocks tagged `recipe`, `recipe-file=NAME` and
 `console exit=N`), so the page and this test cannot drift apart. The image is emulated by a
-sandbox directory (absolute paths in ENV, WORKDIR and COPY are rooted there) and a venv made with
-`--system-site-packages`, into which the doctor is installed from this checkout with `--no-deps`:
-torch is the one already installed, never reinstalled. The heavy `pip install -r requirements.txt`
-is not run; instead the test checks that the recipe's torch pin is the torch this machine has, so
-the after-install gate checks the stack the recipe installs.
+sandbox directory (absolute paths in ENV, WORKDIR and COPY are rooted there) and a venv that has
+nothing: the doctor is installed from this checkout as `pip install inductor-doctor` would, its
+dependencies resolved from the registry, and then the recipe's torch pin (the CPU build of the same
+release: the recipe's CUDA index is not reachable from a test). The test checks that the pin is the
+torch this machine has, so the after-install gate checks the stack the recipe installs.
 """
 
 from __future__ import annotations
@@ -124,20 +124,18 @@ RECIPE = parse_page()
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory) -> Path:
-    """A venv that sees the system torch, with the doctor installed from this checkout."""
+    """The image's venv: nothing in it but what the recipe installs (the doctor, then torch)."""
     path = tmp_path_factory.mktemp("image") / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", str(path)], check=True, timeout=300
-    )
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
     py = str(path / "bin" / "python")
-    pip = [py, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check"]
-    proc = subprocess.run(
-        [*pip, "--no-build-isolation", str(REPO)], capture_output=True, text=True, timeout=600
-    )
-    if proc.returncode != 0:  # no build backend here: let pip fetch one
-        proc = subprocess.run([*pip, str(REPO)], capture_output=True, text=True, timeout=600)
+    pip = [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([*pip, str(REPO)], capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (path / "bin" / "inductor-doctor").exists()
+    pins = re.findall(r"^torch==(\S+)", RECIPE.files["requirements.txt"], re.M)
+    proc = subprocess.run([*pip, f"torch=={pins[0]}"], capture_output=True, text=True, timeout=1800, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
     return path
 
 
@@ -148,7 +146,7 @@ def image(venv: Path, tmp_path_factory) -> Sandbox:
     context = tmp_path_factory.mktemp("context")
     for name, body in RECIPE.files.items():
         (context / name).write_text(body)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_DOCTOR_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("INDUCTOR_DOCTOR_") and k != "PYTHONPATH"}
     env["VENV_BIN"] = str(venv / "bin")
     env["PATH"] = os.pathsep.join([str(venv / "bin"), env.get("PATH", "")])
     env.pop("NO_COLOR", None)
@@ -188,10 +186,15 @@ def test_the_page_has_the_three_gates():
 
 
 def test_the_recipe_pins_the_torch_this_machine_has(venv: Path):
+    """The pin is this machine's torch release, and the image's venv got exactly it."""
     pins = re.findall(r"^torch==(\S+)", RECIPE.files["requirements.txt"], re.M)
     code = "import importlib.metadata as m; print(m.version('torch'))"
-    installed = subprocess.run(
+    image = subprocess.run(
         [str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, timeout=60
+    ).stdout.strip()
+    assert pins and image.split("+")[0] == pins[0], f"the image has torch {image}, the recipe pins {pins}"
+    installed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     ).stdout.strip()
     if not installed:
         pytest.skip("torch is not installed here")

@@ -7,6 +7,7 @@ in a report.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, Dict, Sequence
@@ -51,4 +52,15 @@ def merge_reports(paths: Sequence[Path]) -> MergeDocument:
     """`inductor-doctor merge a.json b.json ...`: every report read and validated, then one view."""
     if not paths:
         raise UsageError("merge needs at least one report (`check --format json --output FILE`)")
-    return build_document([load_report(p) for p in paths], [str(p) for p in paths])
+    reports, files, notes = [], [], []
+    seen: Dict[str, str] = {}
+    for path in paths:
+        report = load_report(path)
+        digest = hashlib.sha256(json.dumps(report, sort_keys=True).encode()).hexdigest()
+        if digest in seen:
+            notes.append(f"{path} is the same report as {seen[digest]}: counted once")
+            continue
+        seen[digest] = str(path)
+        reports.append(report)
+        files.append(str(path))
+    return build_document(reports, files, meta={"notes": notes} if notes else None)

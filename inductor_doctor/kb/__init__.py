@@ -93,8 +93,12 @@ class Registry:
         return self._by_id.get(key) if key else None
 
     def closest(self, query: str, n: int = 3) -> List[str]:
+        """Real near misses of an id or alias (a typo); an upstream ref has none: `#999999` is not
+        "close" to any issue, whatever its spelling resembles."""
+        if normalize_ref(query) is not None:
+            return []
         names = list(self._by_id) + [k for k in self._keys if "#" not in k]
-        hits = difflib.get_close_matches(query.lower(), names, n=n * 2, cutoff=0.4)
+        hits = difflib.get_close_matches(query.lower(), names, n=n * 2, cutoff=0.6)
         hits += [k for k in names if query.lower() in k and k not in hits]
         out: List[str] = []
         for h in hits:

@@ -86,7 +86,8 @@ def _planned_version(p: Optional[PlannedPackage]) -> Optional[Dict[str, Any]]:
     if p.resolved == "pin":
         version = p.candidates[0]
     else:
-        version = p.describe()[len(p.name) :].strip() if p.written.startswith(p.name) else p.describe()
+        shown = p.describe()
+        version = shown[len(p.shown_name):].strip() if shown.startswith(p.shown_name) else shown
     return {"version": version or "any", "planned": True}
 
 
@@ -135,6 +136,36 @@ def _environment(inp: PlanInput, files: Sequence[str], specs: Sequence[str]) -> 
     }
 
 
+def unknown_releases(inp: PlanInput) -> List[str]:
+    """A pinned release the knowledge base does not know is said to be unknown, never judged
+    silently as if it were a known one."""
+    from packaging.version import InvalidVersion, Version
+
+    from inductor_doctor.kb._releases import RELEASES
+
+    out = []
+    for name, pkg in sorted(inp.packages.items()):
+        known = RELEASES.get(name)
+        if not known or pkg.resolved != "pin" or not pkg.candidates:
+            continue
+        try:
+            pinned = Version(Version(pkg.candidates[0]).public)
+            newest = max(Version(v) for v in known)
+        except InvalidVersion:
+            continue
+        if pinned.is_prerelease or pinned.is_devrelease or str(pinned) in known:
+            continue
+        shown = f"{pkg.shown_name} {pkg.candidates[0]}"
+        if pinned > newest:
+            out.append(f"{shown} is newer than any release the knowledge base knows (it knows "
+                       f"{pkg.shown_name} up to {newest}, as of {RELEASES_AS_OF}): its predictions "
+                       "extrapolate from those")
+        else:
+            out.append(f"{shown} is not a {pkg.shown_name} release the knowledge base knows (as of "
+                       f"{RELEASES_AS_OF}): check the version")
+    return out
+
+
 def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Report:
     """Predict every known issue for the planned stack; `meta["predicted"]` drives exit code 1.
 
@@ -159,12 +190,15 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
         for f in findings
         if f.status in (Status.AFFECTED, Status.LIKELY) and f.severity is Severity.ERROR
     ]
-    meta = {
+    meta: Dict[str, Any] = {
         "predicted": bool(predicted),
         "predicted_ids": sorted(set(predicted)),
         "ignored": list(ignored),
         "releases_as_of": RELEASES_AS_OF,
     }
+    unknown = unknown_releases(inp)
+    if unknown:
+        meta["notices"] = unknown
     return Report(
         command="plan",
         environment=_environment(inp, files, request.specs),

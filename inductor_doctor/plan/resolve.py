@@ -205,6 +205,10 @@ def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
     cuda, driver, gpu = parse_cuda(request.cuda), parse_driver(request.driver), parse_gpu(request.gpu)
     env = marker_environment(python_version)
     read = read_all(request.specs, request.requirement_files, env)
+    if not read.requirements:
+        shown = ", ".join(str(f) for f in request.requirement_files) or "the command line"
+        raise UsageError(f"{shown} names no requirement (empty, or only comments and options): "
+                         "nothing to plan")
     packages: Dict[str, PlannedPackage] = {}
     for name, reqs in combine(read.requirements).items():
         packages[name] = resolve(name, reqs)

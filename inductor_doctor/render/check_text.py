@@ -19,6 +19,7 @@ from inductor_doctor.render.style import (
     STRONG,
     WARN,
     console_to_string,
+    hanging,
     summary_line,
     terminal_width,
 )
@@ -208,9 +209,9 @@ def _details(console: Any, results: Sequence[Mapping[str, Any]]) -> None:
         if r.get("suppressed"):
             _wrapped(console, f"suppressed: {r['suppressed']}", DIM)
         for w in r.get("workarounds") or []:
-            _wrapped(console, f"- {w['text']}")
+            hanging(console, "-", w["text"], INDENT)
             if w.get("command"):
-                _wrapped(console, f"$ {w['command']}", COMMAND, indent=INDENT + 4)
+                hanging(console, "$", w["command"], INDENT + 4, COMMAND)
         if r.get("upstream"):
             _wrapped(console, f"refs: {', '.join(r['upstream'])}", DIM)
         _wrapped(console, f"more: inductor-doctor explain {r['id']}", DIM)

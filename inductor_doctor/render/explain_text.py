@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping
 
-from inductor_doctor.render.style import COMMAND, DIM, STATUS, STRONG, console_to_string, use_color
+from inductor_doctor.render.style import COMMAND, DIM, STATUS, STRONG, console_to_string, hanging, use_color
 
 SUMMARY_WIDTH = 100
 
@@ -67,9 +67,9 @@ def _workarounds(console: Any, issue: Mapping[str, Any], para: Any) -> None:
     para("What to do:", STRONG)
     for w in ways:
         only = ", ".join(f"{k}{v}" for k, v in (w.get("applies") or {}).items())
-        para(f"- {w['text']}" + (f" (only {only})" if only else ""), indent=2)
+        hanging(console, "-", w["text"] + (f" (only {only})" if only else ""), 2)
         if w.get("command"):
-            para(f"$ {w['command']}", COMMAND, indent=6)
+            hanging(console, "$", w["command"], 4, COMMAND)
     console.print()
 
 

@@ -5,7 +5,7 @@ It reads only the `merge/v1` document, so what a person sees is exactly what `--
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -91,7 +91,7 @@ def header(doc: Mapping[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def merge_text(doc: Mapping[str, Any]) -> str:
+def merge_text(doc: Mapping[str, Any], show_all: bool = False) -> str:
     groups = doc.get("groups", [])
     issues = doc.get("issues", [])
 
@@ -107,22 +107,7 @@ def merge_text(doc: Mapping[str, Any]) -> str:
             console.print(Text("everywhere: " + " · ".join(shown), style="dim"))
         console.print()
         if issues:
-            table = Table(header_style="bold")
-            table.add_column("issue", no_wrap=True)
-            for g in groups:
-                table.add_column(g["label"])
-            for row in issues:
-                cells: List[Any] = [row["id"]]
-                for g in groups:
-                    status = g["statuses"].get(row["id"])
-                    cell = Text(status, style=STYLE.get(status, "")) if status else Text("·", style="dim")
-                    cells.append(cell)
-                table.add_row(*cells)
-            console.print(table)
-            for g in groups:
-                if len(g["columns"]) > 1:
-                    console.print(Text(f"  {g['label']}: {g['members']}", style="dim"))
-            console.print()
+            _matrix(console, groups, issues, show_all)
         else:
             console.print("no results in these reports\n")
         diffs = difference_lines(doc)
@@ -165,5 +150,66 @@ def merge_text(doc: Mapping[str, Any]) -> str:
     return console_to_string(render)
 
 
-def render(data: Mapping[str, Any], **_: Any) -> str:
-    return merge_text(data)
+def render(data: Mapping[str, Any], show_all: bool = False, **_: Any) -> str:
+    return merge_text(data, show_all)
+
+
+def _cell(status: Optional[str]) -> Any:
+    from rich.text import Text
+
+    if not status:
+        return Text("·", style="dim")
+    return Text("n/a" if status == "not-applicable" else status, style=STYLE.get(status, ""))
+
+
+def _matrix(console: Any, groups: Sequence[Mapping[str, Any]], issues: Sequence[Mapping[str, Any]],
+            show_all: bool) -> None:
+    """Issues by column groups, fitted to the reader's width: ids whole; long group labels become
+    `#1`, `#2` with a legend; rows that are not-applicable everywhere folded into one line."""
+    from rich import box
+    from rich.text import Text
+
+    def all_na(row: Mapping[str, Any]) -> bool:
+        return set(row.get("statuses") or {}) <= {"not-applicable"}
+
+    rows = [r for r in issues if show_all or not all_na(r)]
+    folded = len(issues) - len(rows)
+    if not show_all:  # a column with nothing but n/a and blanks in the rows shown says nothing
+        groups = [g for g in groups
+                  if any(g["statuses"].get(r["id"]) not in (None, "not-applicable") for r in rows)] or groups
+    width = console.width
+    id_width = max((len(r["id"]) for r in rows), default=5)
+    cell_width = max([len(_cell(g["statuses"].get(r["id"])).plain) for r in rows for g in groups] + [3])
+    labels = [g["label"] for g in groups]
+    full = id_width + sum(max(len(lb), cell_width) + 2 for lb in labels) + 2
+    numbered = full > width
+    heads = [f"#{i}" for i in range(1, len(groups) + 1)] if numbered else labels
+    needed = id_width + sum(max(len(h), cell_width) + 2 for h in heads) + 2
+    if rows and needed <= width:
+        table = Table(box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False, show_edge=False)
+        table.add_column("issue", no_wrap=True, min_width=id_width)
+        for head in heads:
+            table.add_column(head, no_wrap=True)
+        for row in rows:
+            table.add_row(row["id"], *[_cell(g["statuses"].get(row["id"])) for g in groups])
+        console.print(table)
+    elif rows:  # too many columns for any matrix: each issue on its own line, its verdicts by column
+        for row in rows:
+            line = Text(row["id"], style="bold")
+            for status, cols in (row.get("statuses") or {}).items():
+                if status == "not-applicable":
+                    continue
+                line.append(f"  {status}", style=STYLE.get(status, ""))
+                line.append(f" on {others(cols, 3)}")
+            console.print(line)
+        numbered = False
+    if numbered:
+        for i, g in enumerate(groups, start=1):
+            console.print(Text(f"  #{i} = {g['label']}", style="dim"))
+    for g in groups:
+        if len(g["columns"]) > 1:
+            console.print(Text(f"  {g['label']}: {g['members']}", style="dim"))
+    if folded:
+        console.print(Text(f"{folded} more cannot arise anywhere here (not-applicable); `--all` lists them",
+                           style="dim"))
+    console.print()

@@ -66,3 +66,16 @@ def console_to_string(render: Callable[[Any], None], width: Optional[int] = None
 
 def summary_line(summary: Any) -> str:
     return ", ".join(f"{summary.get(s, 0)} {s}" for s in ORDER)
+
+
+def hanging(console: Any, marker: str, text: str, indent: int = 0, style: str = "") -> None:
+    """`marker text` whose wrapped lines align under the text, not under the marker."""
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    grid.add_row(marker, Text(text, style=style))
+    console.print(Padding(grid, (0, 0, 0, indent)))
