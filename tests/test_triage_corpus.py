@@ -16,8 +16,8 @@ from typing import Dict, List, Optional
 import pytest
 
 from inductor_doctor.kb import registry
-from inductor_doctor.triage import EXACT, LogInput, triage_text
-from inductor_doctor.triage_scan import normalize
+from inductor_doctor.triage import EXACT, LogInput, _in_range, triage_text
+from inductor_doctor.triage_scan import lowered, normalize, versions_mentioned
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage"
 
@@ -33,6 +33,7 @@ class Entry:
     known_false_positive: List[str] = field(default_factory=list)
     known_miss: str = ""
     versions: str = ""
+    out_of_range: List[str] = field(default_factory=list)
 
 
 def _split(value: str) -> List[str]:
@@ -63,6 +64,7 @@ def load(path: Path) -> Entry:
         _split(header.get("known-false-positive", "")),
         header.get("known-miss", ""),
         header.get("versions", ""),
+        _split(header.get("out-of-range", "")),
     )
 
 
@@ -174,3 +176,32 @@ def test_every_registered_issue_with_signatures_has_a_corpus_entry():
 def test_every_entry_cites_its_source():
     for e in ENTRIES:
         assert re.search(r"https://github\.com/|[\w-]+/[\w.-]+#\d+", e.source), e.path.name
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in ENTRIES if e.out_of_range], ids=lambda e: e.path.stem
+)
+def test_out_of_range_entry_states_versions_outside_the_range(entry: Entry):
+    """An entry marked out-of-range for an issue states versions the triage reads as outside its range.
+
+    These logs are the same wording on a release the issue does not affect: a version-aware
+    triage can only use them if it reads the versions the log states.
+    """
+    data, _ = normalize(entry.log.encode("utf-8"))
+    versions = versions_mentioned(lowered(data))
+    for name in entry.out_of_range:
+        issue = registry().find(name)
+        if issue is None:
+            pytest.skip(f"{name} not registered yet")
+        assert issue.affected, f"{entry.path.name}: {issue.id} has no affected range"
+        verdict, seen, _ = _in_range(issue, versions)
+        assert verdict is False, f"{entry.path.name}: read {versions}, {issue.id} affected={issue.affected}"
+
+
+def test_header_keys_fit_the_entry():
+    """known-miss marks an expected issue; known-false-positive and out-of-range an issue id."""
+    for e in ENTRIES:
+        if e.known_miss:
+            assert e.expect, f"{e.path.name}: known-miss on an entry that expects nothing"
+        for name in e.known_false_positive + e.out_of_range:
+            assert registry().find(name) or not os.environ.get("CI"), f"{e.path.name}: unknown id {name}"
