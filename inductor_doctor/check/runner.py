@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.target import marker, script
 
@@ -262,18 +262,65 @@ def _last_seen(scratch: Path) -> Optional[str]:
     return text[:400] or None
 
 
+@dataclass
+class _Ending:
+    """How a started canary process ended, as `_supervise` saw it."""
+
+    returncode: Optional[int] = None
+    timed_out: bool = False
+    unreaped: bool = False
+    last_seen: Optional[str] = None
+
+
+def _start(job: CanaryJob, scratch: Path, env: Mapping[str, str], out: Any, err: Any,
+           groups: ProcessGroups) -> subprocess.Popen:
+    """The canary in a session of its own, registered for `kill_all` before anything else."""
+    cmd = [job.python, str(HARNESS), str(job.script), job.device, ",".join(job.needs)]
+    if groups.stopping:
+        raise InterruptedError("interrupted before it started")
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=dict(env),
+                                cwd=str(scratch), start_new_session=True)
+    except OSError as exc:
+        raise InterruptedError(f"could not start {job.python}: {exc.strerror or exc}") from None
+    if not groups.add(proc.pid):  # a stop began as it started: already killed
+        _reap(proc)
+        raise InterruptedError("interrupted before it started")
+    return proc
+
+
+def _supervise(proc: subprocess.Popen, job: CanaryJob, scratch: Path, groups: ProcessGroups) -> _Ending:
+    """Wait for the canary to end, its timeout or a stop; then kill its whole tree, escapees too."""
+    ending = _Ending()
+    strays: List[int] = []
+    try:
+        ending.returncode, ending.timed_out, stopped = _wait(proc, job.timeout_s, groups)
+        if ending.timed_out or stopped:
+            ending.last_seen = _last_seen(scratch) if ending.timed_out else None
+            strays = _descendants(proc.pid)
+            kill_group(proc.pid)
+            ending.returncode, ending.unreaped = _reap(proc)
+    except BaseException:  # interrupted: the pool's kill_all is on its way; be thorough
+        strays = _descendants(proc.pid)
+        raise
+    finally:
+        # Leftovers (compile workers, a forked child) die with the group; escapees by marker.
+        kill_group(proc.pid)
+        groups.discard(proc.pid)
+        kill_strays(str(scratch), strays)
+    return ending
+
+
 def run_one(
     job: CanaryJob,
     groups: ProcessGroups,
     base_env: Optional[Mapping[str, str]] = None,
     scratch_root: Optional[str] = None,
 ) -> CanaryRun:
+    """One canary, start to end: never raises for what the canary did, only for an interrupt."""
     start = time.monotonic()
-    cmd = [job.python, str(HARNESS), str(job.script), job.device, ",".join(job.needs)]
-    timed_out = unreaped = False
-    returncode: Optional[int] = None
+    ending = _Ending()
     error: Optional[str] = None
-    last_seen: Optional[str] = None
     stdout = stderr = ""
     scratch: Optional[Path] = None
     try:
@@ -284,42 +331,10 @@ def run_one(
             where = scratch_root or tempfile.gettempdir()
             raise InterruptedError(f"no scratch directory in {where} ({exc.strerror or exc})") from None
         out_path, err_path = scratch / "stdout", scratch / "stderr"
-        if groups.stopping:
-            raise InterruptedError("interrupted before it started")
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            try:
-                proc = subprocess.Popen(
-                    cmd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    env=env,
-                    cwd=str(scratch),
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise InterruptedError(f"could not start {job.python}: {exc.strerror or exc}") from None
-            if not groups.add(proc.pid):  # a stop began as it started: already killed
-                _reap(proc)
-                raise InterruptedError("interrupted before it started")
-            strays: List[int] = []
-            try:
-                returncode, timed_out, stopped = _wait(proc, job.timeout_s, groups)
-                if timed_out or stopped:
-                    last_seen = _last_seen(scratch) if timed_out else None
-                    strays = _descendants(proc.pid)
-                    kill_group(proc.pid)
-                    returncode, unreaped = _reap(proc)
-            except BaseException:  # interrupted: the pool's kill_all is on its way; be thorough
-                strays = _descendants(proc.pid)
-                raise
-            finally:
-                # Leftovers (compile workers, a forked child) die with the group; escapees by marker.
-                kill_group(proc.pid)
-                groups.discard(proc.pid)
-                kill_strays(str(scratch), strays)
+            ending = _supervise(_start(job, scratch, env, out, err, groups), job, scratch, groups)
         stdout, stderr = _read_bounded(out_path), _read_bounded(err_path)
-        if _parse_result(stdout) is None and not timed_out and not groups.stopping:
+        if _parse_result(stdout) is None and not ending.timed_out and not groups.stopping:
             error = _disk_full(scratch)
     except InterruptedError as exc:
         error = str(exc)
@@ -330,16 +345,16 @@ def run_one(
             shutil.rmtree(scratch, ignore_errors=True)
     return CanaryRun(
         job=job,
-        returncode=returncode,
-        timed_out=timed_out,
-        interrupted=groups.stopping and not timed_out,
+        returncode=ending.returncode,
+        timed_out=ending.timed_out,
+        interrupted=groups.stopping and not ending.timed_out,
         duration_s=time.monotonic() - start,
         stdout=stdout,
         stderr=stderr,
         result=_parse_result(stdout),
         error=error,
-        unreaped=unreaped,
-        last_seen=last_seen,
+        unreaped=ending.unreaped,
+        last_seen=ending.last_seen,
     )
 
 

@@ -381,16 +381,13 @@ def _missing_result(m: Missing, issue: Mapping[str, Any]) -> Dict[str, Any]:
     }
 
 
-def build(
-    merge: Merge, tool_version: str, kb_version: str, meta: Optional[Mapping[str, Any]] = None
-) -> Dict[str, Any]:
-    """The `inductor-doctor/merge/v1` document."""
-    sources = sorted(
-        merge.sources,
-        key=lambda s: (s.hostname, s.rank if s.rank is not None else -1, s.order),
-    )
-    assign_labels(sources)
+Cells = Dict[Tuple[str, str], Dict[str, Any]]
 
+
+def _collect(sources: Sequence[Source], missing: Sequence[Missing]) -> Tuple[
+        List[Dict[str, Any]], Dict[str, Dict[str, Any]], Dict[str, Dict[str, Any]]]:
+    """Every report's results as (results, columns by name, issues by id); a missing rank is a
+    column too, with every issue inconclusive."""
     results: List[Dict[str, Any]] = []
     columns: Dict[str, Dict[str, Any]] = {}
     issues: Dict[str, Dict[str, Any]] = {}
@@ -408,18 +405,15 @@ def build(
                 {"id": r["id"], "title": r["title"], "severity": r["severity"], "upstream": r["upstream"]},
             )
             results.append({**r, "source": s.label, "column": name})
-
-    for m in merge.missing:
+    for m in missing:
         columns[m.name] = {"name": m.name, "source": m.name, "device": "all", "gpu": None}
         results.extend(_missing_result(m, issue) for issue in issues.values())
+    return results, columns, issues
 
-    cells: Dict[Tuple[str, str], Dict[str, Any]] = {(r["column"], r["id"]): r for r in results}
-    ordered = list(columns.values())
-    # Device kind first (toolchain, cpu, GPUs, xla), then host, then index; missing ranks last.
-    ordered.sort(
-        key=lambda c: (c["device"] == "all", device_key(c["device"])[0], c["source"], device_key(c["device"]))
-    )
 
+def _group(ordered: Sequence[Dict[str, Any]], issues: Mapping[str, Any],
+           cells: Cells) -> List[Dict[str, Any]]:
+    """Columns of one device kind whose whole status vector is identical become one group."""
     groups: List[Dict[str, Any]] = []
     index: Dict[Tuple[Any, ...], int] = {}
     for c in ordered:
@@ -440,8 +434,13 @@ def build(
         g["members"] = compact_columns(g["columns"])
         g["statuses"] = {i: cells[(first, i)]["status"] for i in issues if (first, i) in cells}
         g["columns"] = [c["name"] for c in g["columns"]]
+    return groups
 
-    issue_rows: List[Dict[str, Any]] = []
+
+def _issue_rows(ordered: Sequence[Dict[str, Any]], issues: Mapping[str, Dict[str, Any]],
+                cells: Cells) -> List[Dict[str, Any]]:
+    """Per issue: its worst status anywhere, whether all columns agree, and which say what."""
+    rows: List[Dict[str, Any]] = []
     for i, info in issues.items():
         by_status: Dict[str, List[str]] = {}
         for c in ordered:
@@ -449,7 +448,7 @@ def build(
             if r is not None:
                 by_status.setdefault(r["status"], []).append(c["name"])
         worst = next(s for s in WORST_FIRST if s in by_status)
-        issue_rows.append(
+        rows.append(
             {
                 **{k: info[k] for k in ("id", "title", "severity")},
                 "worst": worst,
@@ -457,7 +456,27 @@ def build(
                 "statuses": {s: by_status[s] for s in WORST_FIRST if s in by_status},
             }
         )
+    return rows
 
+
+def build(
+    merge: Merge, tool_version: str, kb_version: str, meta: Optional[Mapping[str, Any]] = None
+) -> Dict[str, Any]:
+    """The `inductor-doctor/merge/v1` document."""
+    sources = sorted(
+        merge.sources,
+        key=lambda s: (s.hostname, s.rank if s.rank is not None else -1, s.order),
+    )
+    assign_labels(sources)
+    results, columns, issues = _collect(sources, merge.missing)
+    cells: Cells = {(r["column"], r["id"]): r for r in results}
+    ordered = list(columns.values())
+    # Device kind first (toolchain, cpu, GPUs, xla), then host, then index; missing ranks last.
+    ordered.sort(
+        key=lambda c: (c["device"] == "all", device_key(c["device"])[0], c["source"], device_key(c["device"]))
+    )
+    groups = _group(ordered, issues, cells)
+    issue_rows = _issue_rows(ordered, issues, cells)
     common, differences = compare_fields(sources)
     findings = [Finding.from_dict(r) for r in results]
     hosts = sorted({s.hostname for s in sources} | {m.hostname for m in merge.missing if m.hostname})

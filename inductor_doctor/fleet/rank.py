@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.fleet.document import MergeDocument, Missing, build_document, validate_check_report
 from inductor_doctor.fleet.shard import device_filter
@@ -391,6 +391,51 @@ def _finish_other(helper: Helper, report_json: str, gave_up: threading.Event,
     return int(interrupted or ExitCode.OK)
 
 
+def _gather(helper: Helper, report_json: str, left: float,
+            interrupted: Optional[int]) -> Tuple[Dict[str, Any], List[str], Optional[int]]:
+    """Hand this rank's report to the helper and wait (bounded) for everyone's: (result, notes,
+    interrupted). Interrupted, it collects what is already there and waits for nothing more."""
+    notes: List[str] = []
+    helper.ready.wait(left + 5)
+    result: Dict[str, Any] = {}
+    if helper.error or helper.proc is None:
+        notes.append(f"the other ranks could not be gathered: {helper.error or 'the helper did not start'}")
+        return result, notes, interrupted
+    helper.send(report_json, 0.0 if interrupted else max(left, 2.0))
+    give_up_at = time.monotonic() + left + 30
+    try:
+        while time.monotonic() < give_up_at:
+            line = helper.next_line(1.0)
+            if line is None:
+                break
+            if line.startswith("RESULT "):
+                result = json.loads(line[7:])
+                break
+            if line.startswith("ERROR"):
+                notes.append(line[6:])
+                break
+    except KeyboardInterrupt as exc:
+        helper.interrupt()  # the helper answers at once with what it has
+        interrupted = int(ExitCode.TERMINATED if isinstance(exc, _Terminated) else ExitCode.INTERRUPTED)
+        line = helper.next_line(5.0)
+        if line and line.startswith("RESULT "):
+            result = json.loads(line[7:])
+    return result, notes, interrupted
+
+
+def _why_missing(raw: Optional[str], rank: int, result: Mapping[str, Any], timeout_s: float) -> str:
+    hellos = result.get("hellos", {})
+    if raw == DIED:
+        return "its doctor died before its check finished (killed, or crashed)"
+    if raw == GAVE_UP:
+        return "gave up before its check finished (interrupted)"
+    if not result:
+        return "not gathered"
+    if str(rank) in hellos:
+        return f"joined, but sent no report within {timeout_s:g}s (hung or died)"
+    return f"never joined within {timeout_s:g}s (not started, or died at once)"
+
+
 def _finish_rank0(
     helper: Helper,
     ctx: RankEnv,
@@ -400,35 +445,8 @@ def _finish_rank0(
     interrupted: Optional[int],
 ) -> MergeDocument:
     """Rank 0: its own report and every other rank's (or why there is none) in one fleet view."""
-
-    notes: List[str] = []
     left = max(0.0, timeout_s - (time.monotonic() - start))
-    helper.ready.wait(left + 5)
-    result: Dict[str, Any] = {}
-    if helper.error or helper.proc is None:
-        notes.append(f"the other ranks could not be gathered: {helper.error or 'the helper did not start'}")
-    else:
-        # Interrupted: collect what is already there, wait for nothing more.
-        helper.send(report_json, 0.0 if interrupted else max(left, 2.0))
-        give_up_at = time.monotonic() + left + 30
-        try:
-            while time.monotonic() < give_up_at:
-                line = helper.next_line(1.0)
-                if line is None:
-                    break
-                if line.startswith("RESULT "):
-                    result = json.loads(line[7:])
-                    break
-                if line.startswith("ERROR"):
-                    notes.append(line[6:])
-                    break
-        except KeyboardInterrupt as exc:
-            helper.interrupt()  # the helper answers at once with what it has
-            interrupted = int(ExitCode.TERMINATED if isinstance(exc, _Terminated) else ExitCode.INTERRUPTED)
-            line = helper.next_line(5.0)
-            if line and line.startswith("RESULT "):
-                result = json.loads(line[7:])
-
+    result, notes, interrupted = _gather(helper, report_json, left, interrupted)
     reports: List[Dict[str, Any]] = []
     missing: List[Missing] = []
     hellos = result.get("hellos", {})
@@ -441,23 +459,14 @@ def _finish_rank0(
     for r in range(1, ctx.world_size):
         raw = received.get(str(r))
         name, host = _rank_name(r, hellos.get(str(r)), ctx)
-        if raw == DIED:
-            why = "its doctor died before its check finished (killed, or crashed)"
-        elif raw == GAVE_UP:
-            why = "gave up before its check finished (interrupted)"
-        elif raw:
+        if raw and raw not in (DIED, GAVE_UP):
             try:
                 reports.append(validate_check_report(json.loads(raw), name))
                 continue
             except (ValueError, UsageError) as exc:
-                why = f"sent an unreadable report ({exc})"
-        elif not result:
-            why = "not gathered"
-        elif str(r) in hellos:
-            why = f"joined, but sent no report within {timeout_s:g}s (hung or died)"
-        else:
-            why = f"never joined within {timeout_s:g}s (not started, or died at once)"
-        missing.append(Missing(r, name, why, host))
+                missing.append(Missing(r, name, f"sent an unreadable report ({exc})", host))
+                continue
+        missing.append(Missing(r, name, _why_missing(raw, r, result, timeout_s), host))
     meta = {"distributed": True, "world_size": ctx.world_size, "gather_timeout_s": timeout_s,
             "duration_s": round(time.monotonic() - start, 3), "notes": notes}
     if interrupted:

@@ -71,68 +71,20 @@ class StdinReader(threading.Thread):
         self.done.set()
 
 
-def main():
-    cfg = json.loads(sys.argv[1])
-    rank, world = int(cfg["rank"]), int(cfg["world_size"])
-    ns = cfg["namespace"]
-    parent = os.getppid()
-    stop = threading.Event()
-
-    def on_signal(signum, frame):
-        stop.set()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-
-    try:
-        import torch.distributed  # noqa: F401
-    except BaseException as exc:  # noqa: BLE001 - any import failure means: not this interpreter
-        out(f"ERROR torch.distributed is not importable here: {type(exc).__name__}: {exc}")
-        return 3
-    out("IMPORTED")
-    try:
-        store = connect(cfg)
-        store.set(f"{ns}/hello/{rank}", json.dumps(cfg.get("hello") or {}))
-    except BaseException as exc:  # noqa: BLE001
-        first = (str(exc).splitlines() or [""])[0]
-        where = f"{cfg['host']}:{cfg['port']}"
-        out(f"ERROR cannot use the rendezvous store at {where}: {type(exc).__name__}: {first}")
-        return 4
-    out("READY")
-
-    reader = StdinReader()
-    reader.start()
-    while not reader.done.wait(POLL_S):
-        if rank != 0:
-            try:
-                gone = store.check([f"{ns}/done"])
-            except BaseException:  # noqa: BLE001 - the store (rank 0's) is gone
-                gone = True
-            if gone or stop.is_set():
-                out("DONE")
-                return 0
+def handed_over(reader):
+    """What this rank publishes: its report, or why there is none."""
     first = (reader.first_line or b"").decode("utf-8", "replace").strip()
     report = reader.data or b""
     if not first:
         # The doctor always writes the first line; none means it died before handing over its
         # report (its end of the pipe closed with it). Say so at once, so that rank 0 need not
         # wait for the deadline to name this rank.
-        report = DIED
-    elif not report:
-        report = GAVE_UP
-    try:
-        store.set(f"{ns}/report/{rank}", report)
-    except BaseException as exc:  # noqa: BLE001
-        out(f"ERROR could not publish this rank's report: {type(exc).__name__}: {exc}")
-        return 4
-    if rank != 0:
-        out("SENT")
-        return 0
+        return first, DIED
+    return first, report or GAVE_UP
 
-    try:
-        wait_s = max(0.0, float(first))
-    except ValueError:
-        wait_s = 0.0
+
+def collect(store, ns, world, wait_s, stop, parent):
+    """Rank 0: every rank's report that arrives before the deadline; None if the doctor left."""
     deadline = time.monotonic() + wait_s
     keys = [f"{ns}/report/{r}" for r in range(world)]
     present = set()
@@ -143,7 +95,7 @@ def main():
         if len(present) == world or stop.is_set() or time.monotonic() >= deadline:
             break
         if os.getppid() != parent:
-            return 5
+            return None
         time.sleep(POLL_S)
     reports, hellos = {}, {}
     for r in range(world):
@@ -156,8 +108,73 @@ def main():
             except ValueError:
                 pass
     missing = [r for r in range(world) if r not in present]
-    out("RESULT " + json.dumps({"reports": reports, "hellos": hellos, "missing": missing,
-                                "stopped": stop.is_set()}))
+    return {"reports": reports, "hellos": hellos, "missing": missing, "stopped": stop.is_set()}
+
+
+def join(cfg, rank, ns):
+    """Import torch.distributed and say hello on the store: (store, exit code if it failed)."""
+    try:
+        import torch.distributed  # noqa: F401
+    except BaseException as exc:  # noqa: BLE001 - any import failure means: not this interpreter
+        out(f"ERROR torch.distributed is not importable here: {type(exc).__name__}: {exc}")
+        return None, 3
+    out("IMPORTED")
+    try:
+        store = connect(cfg)
+        store.set(f"{ns}/hello/{rank}", json.dumps(cfg.get("hello") or {}))
+    except BaseException as exc:  # noqa: BLE001
+        first = (str(exc).splitlines() or [""])[0]
+        where = f"{cfg['host']}:{cfg['port']}"
+        out(f"ERROR cannot use the rendezvous store at {where}: {type(exc).__name__}: {first}")
+        return None, 4
+    out("READY")
+    return store, 0
+
+
+def main():
+    cfg = json.loads(sys.argv[1])
+    rank, world = int(cfg["rank"]), int(cfg["world_size"])
+    ns = cfg["namespace"]
+    parent = os.getppid()
+    stop = threading.Event()
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    store, failed = join(cfg, rank, ns)
+    if store is None:
+        return failed
+
+    reader = StdinReader()
+    reader.start()
+    while not reader.done.wait(POLL_S):
+        if rank != 0:
+            try:
+                gone = store.check([f"{ns}/done"])
+            except BaseException:  # noqa: BLE001 - the store (rank 0's) is gone
+                gone = True
+            if gone or stop.is_set():
+                out("DONE")
+                return 0
+    first, report = handed_over(reader)
+    try:
+        store.set(f"{ns}/report/{rank}", report)
+    except BaseException as exc:  # noqa: BLE001
+        out(f"ERROR could not publish this rank's report: {type(exc).__name__}: {exc}")
+        return 4
+    if rank != 0:
+        out("SENT")
+        return 0
+    try:
+        wait_s = max(0.0, float(first))
+    except ValueError:
+        wait_s = 0.0
+    result = collect(store, ns, world, wait_s, stop, parent)
+    if result is None:
+        return 5
+    out("RESULT " + json.dumps(result))
     try:
         store.set(f"{ns}/done", "1")
     except BaseException:  # noqa: BLE001
