@@ -126,6 +126,29 @@ def test_imports_point_down_only():
     assert not wrong, "imports that point up a layer:\n" + "\n".join(wrong)
 
 
+def test_no_import_loops():
+    """Following imports (function-level ones too) never leads back to where it started."""
+    graph = {m: {t for t, _ in imports(m, p) if t in ALL and t != m} for m, p in ALL.items()}
+    for m in list(graph):  # a package's __init__ is imported with any of its modules: not a loop edge
+        graph[m] = {t for t in graph[m] if not m.startswith(t + ".")}
+    state: Dict[str, int] = {}
+    loops: List[str] = []
+
+    def visit(m: str, path: List[str]) -> None:
+        state[m] = 1
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                loops.append(" -> ".join(path[path.index(t):] + [t]) if t in path else f"{m} -> {t}")
+            elif t not in state:
+                visit(t, path + [t])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not loops, "import loops:\n" + "\n".join(loops)
+
+
 def test_no_family_prefix_modules():
     """No `<family>_<part>.py` groups beside each other: a family is a package."""
     stems = [p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("_")]
