@@ -144,17 +144,22 @@ def _notices(findings: Sequence[Finding], issues: Sequence[KnownIssue]) -> List[
 def _examine(
     request: CheckRequest, python: str, issues: Sequence[KnownIssue], progress: Progress
 ) -> Tuple[Any, Optional[CheckResult], List[Finding]]:
-    """The probe, then the engine: (facts, the engine's result or None, findings)."""
+    """The probe, then the engine: (facts, the engine's result or None, findings).
+
+    The live probe (an `import torch`) starts first and runs beside the canaries, which start as
+    soon as the static facts are known: its facts join before anything is decided.
+    """
     from inductor_doctor.check.cache import CanaryStore
     from inductor_doctor.check.engine import CheckOptions, run_checks
     from inductor_doctor.check.runner import default_jobs
-    from inductor_doctor.probe import gather
+    from inductor_doctor.probe import LiveProbe, gather
 
     previous = _install_sigterm()
+    live = LiveProbe(python) if request.live and not request.static else None
+    share = request.devices
     try:
         progress.phase("probing the toolchain")
-        facts = gather(python, live=request.live and not request.static, use_cache=request.use_cache)
-        share = request.devices
+        facts = gather(python, use_cache=request.use_cache, live_probe=live)
         if share is not None:
             share.facts(facts)
         if facts.python.error:
@@ -162,15 +167,24 @@ def _examine(
             findings = [Finding(i.id, i.title, "toolchain", Status.INCONCLUSIVE, Basis.STATIC, why,
                                 i.severity, upstream=i.upstream) for i in issues]
             return facts, None, findings
+
+        def finish(facts: Any) -> None:
+            if live is not None:
+                live.finish(facts)
+            if share is not None:
+                share.facts(facts)
+
         progress.phase("checking")
         jobs = request.jobs or default_jobs(len(facts.gpus))
         store = CanaryStore(request.use_cache and not request.static, facts)
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
                                timeout_s=request.timeout_s, jobs=jobs, store=store)
-        result = run_checks(facts, issues, options, progress)
+        result = run_checks(facts, issues, options, progress, finish_facts=finish)
         findings = result.findings if share is None else share.findings(result.findings)
         return facts, result, findings
     finally:
+        if live is not None:
+            live.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

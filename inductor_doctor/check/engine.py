@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
@@ -219,7 +219,7 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
 
 def decide_cell(cell: Cell, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Verdict:
     outcome: Optional[CanaryOutcome] = None
-    if canary_run is not None:
+    if canary_run is not None and cell.job is not None:
         outcome = canary_outcome(cell.issue, canary_run)
     elif cell.job is not None and interrupted:
         outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
@@ -233,10 +233,22 @@ def run_checks(
     options: CheckOptions,
     progress: Optional[Progress] = None,
     groups: Optional[ProcessGroups] = None,
+    finish_facts: Optional[Callable[[Facts], None]] = None,
 ) -> CheckResult:
+    """Every issue on every device. The canaries start on the facts known now; `finish_facts`
+    (the live probe, which runs beside them) completes the facts before anything is decided, and
+    the rules then run again on the whole facts."""
     start = time.monotonic()
+    progress = progress or Progress()
     cells = plan(facts, issues, options)
-    runs, interrupted = run(cells, options, progress or Progress(), groups)
+    runs, interrupted = run(cells, options, progress, groups)
+    if finish_facts is not None and interrupted is None:
+        finish_facts(facts)
+        cells = plan(facts, issues, options)
+        late = [c for c in cells if c.job is not None and c.key not in runs]
+        if late:  # a canary the whole facts allow that the first ones did not
+            more, interrupted = run(late, options, progress, groups)
+            runs.update(more)
     installed = {name: [info.version] for name, info in (("torch", facts.torch), ("triton", facts.triton),
                                                           ("torch-xla", facts.xla)) if info and info.version}
     findings = []

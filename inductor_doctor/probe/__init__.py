@@ -54,22 +54,57 @@ def _runtime_hint(pkgs: Dict[str, str], torch_cuda: Optional[str]) -> Optional[s
     return torch_cuda
 
 
-def _live_answer(fut: Future, cancel: threading.Event, facts: Facts, python: str,
-                 notes: List[str]) -> Dict[str, Any]:
-    """The live probe's answer: kept from an earlier run when the static facts it depends on are
-    unchanged (the running probe is then cancelled), else the fresh one, kept if it completed."""
-    from inductor_doctor.probe import _diskcache
-    from inductor_doctor.probe import live as live_probe
+class LiveProbe:
+    """The live probe (one `import torch` in the target), started at once and finished later.
 
-    key = live_probe.cache_key(facts, python)
-    kept = _diskcache.get("live", key)
-    if kept is not None and live_probe.complete(kept):
-        cancel.set()
-        return kept
-    answer = _result(fut, lambda m: {"probe_error": m}, notes, "live")
-    if live_probe.complete(answer):
-        _diskcache.put("live", key, answer)
-    return answer
+    Its answer is kept by the static facts it depends on: `finish(facts)` cancels the running probe
+    when a kept answer is still valid, else waits for it and keeps it if it completed. Started
+    before anything else, it overlaps the rest of the probe and, in `check`, the canaries.
+    """
+
+    def __init__(self, python: str, timeout_s: float = 60.0) -> None:
+        from inductor_doctor.probe import live as live_probe
+
+        self.python = python
+        self.cancel = threading.Event()
+        self._kept: Optional[Dict[str, Any]] = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indoc-live")
+        self._future = self._pool.submit(live_probe.query, python, timeout_s, self.cancel)
+
+    def kept(self, facts: Facts) -> bool:
+        """Whether an answer kept for these static facts is still valid; if so the running probe is
+        stopped at once (called as soon as the static facts are known)."""
+        from inductor_doctor.probe import _diskcache
+        from inductor_doctor.probe import live as live_probe
+
+        if self._kept is None:
+            found = _diskcache.get("live", live_probe.cache_key(facts, self.python))
+            if found is not None and live_probe.complete(found):
+                self._kept = found
+                self.cancel.set()
+        return self._kept is not None
+
+    def finish(self, facts: Facts) -> None:
+        """Fold the answer into `facts` (a kept one, or the fresh one)."""
+        from inductor_doctor.probe import _diskcache
+        from inductor_doctor.probe import live as live_probe
+
+        notes: List[str] = []
+        if self.kept(facts):
+            answer = self._kept or {}
+        else:
+            key = live_probe.cache_key(facts, self.python)
+            answer = _result(self._future, lambda m: {"probe_error": m}, notes, "live")
+            if live_probe.complete(answer):
+                _diskcache.put("live", key, answer)
+        self._pool.shutdown(wait=True)
+        live_probe.merge(facts, answer)
+        facts.python.notes.extend(notes)
+
+    def stop(self) -> None:
+        """Give up on it (an interrupt): the subprocess is killed, the thread ends within a grace."""
+        self.cancel.set()
+        self._pool.shutdown(wait=True)
 
 
 def gather(
@@ -77,11 +112,14 @@ def gather(
     live: bool = False,
     timeout_s: float = 60.0,
     use_cache: Optional[bool] = None,
+    live_probe: Optional[LiveProbe] = None,
 ) -> Facts:
     """Every fact the checks read. Never raises for a sick environment: gaps are recorded.
 
     `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
     same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
+    With `live`, the live facts are folded in; a caller that wants to overlap them with other work
+    passes its own started `LiveProbe` instead and calls `finish(facts)` itself.
     """
     from inductor_doctor.probe import (
         _diskcache,
@@ -95,8 +133,6 @@ def gather(
         target,
         torch_build,
     )
-    from inductor_doctor.probe import live as live_probe
-
     if use_cache is not None:
         _diskcache.set_enabled(use_cache)
 
@@ -105,10 +141,8 @@ def gather(
     env = dict(os.environ)
     step = min(timeout_s, PROBE_TIMEOUT_S)
     notes: List[str] = []
-    cancel_live = threading.Event()
+    own_live = LiveProbe(python, timeout_s) if live and live_probe is None else None
     with ThreadPoolExecutor(max_workers=8, thread_name_prefix="indoc-probe") as ex:
-        # Started first (an `import torch` is the slowest step); cancelled if a kept answer fits.
-        f_live = ex.submit(live_probe.query, python, timeout_s, cancel_live) if live else None
         f_target = ex.submit(target.query, python, step)
         f_driver = ex.submit(cuda.driver_info, env)
         f_caches = ex.submit(caches.gather_caches, env)
@@ -158,8 +192,10 @@ def gather(
         # Every ptxas Triton may run, asked about the GPUs torch will see.
         facts.cuda.ptxas_binaries = _result(ex.submit(ptxas.gather, triton, env, facts.cuda.gpus),
                                             lambda m: [], notes, "Triton's ptxas")
-        if f_live is not None:
-            live_probe.merge(facts, _live_answer(f_live, cancel_live, facts, python, notes))
     facts.python.notes.extend(notes)
+    if live_probe is not None:
+        live_probe.kept(facts)  # a kept answer stops the running probe now, not when it is folded in
+    if own_live is not None:
+        own_live.finish(facts)
     facts.duration_s = time.monotonic() - start
     return facts
