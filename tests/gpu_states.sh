@@ -29,7 +29,7 @@ state() {
       case $a in -*) unset "${a#-}" ;; *) export "${a?}" ;; esac
     done
     "${prefix[@]}" "$PY" -m inductor_doctor check --static --no-cache --format json --python "$PY" \
-      --fail-on never 2>/dev/null |
+      --fail-on never 2>"${TMPDIR:-/tmp}/indoc-state.err" |
       "$PY" -c '
 import json, sys
 report = json.load(sys.stdin)
@@ -39,7 +39,7 @@ for r in sorted(rows, key=lambda r: (r["device"], r["id"])):
     print("    %-10s %-28s %-13s %s" % (r["device"], r["id"], r["status"], r["reason"][:150]))
 devices = sorted({r["device"] for r in report["results"] if r["device"].startswith("cuda")})
 print("    devices: " + " ".join(devices))
-'
+' || sed 's/^/    stderr: /' "${TMPDIR:-/tmp}/indoc-state.err" | tail -5
   )
   echo "    expect: $expect"
 }
