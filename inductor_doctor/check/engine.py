@@ -257,6 +257,7 @@ def run_checks(
         verdict = decide_cell(cell, r, interrupted is not None)
         findings.append(_applicable(_finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0),
                                     installed))
+    findings = _explained_by_others(findings, issues, runs)
     ran = [r for r in runs.values() if not r.cached]
     return CheckResult(
         findings=findings,
@@ -267,6 +268,24 @@ def run_checks(
         jobs=options.jobs,
         cache_note=options.store.note if options.store is not None else None,
     )
+
+
+def _explained_by_others(findings: List[Finding], issues: Sequence[KnownIssue], runs: Runs) -> List[Finding]:
+    """A canary that failed otherwise often failed of another issue found in the same check (no
+    omp.h: every CPU compile fails). Say which, so the user fixes that one first."""
+    flagged = {f.id for f in findings if f.status in (Status.AFFECTED, Status.LIKELY)}
+    by_id = {i.id: i for i in issues}
+    out = []
+    for f in findings:
+        run = runs.get((f.id, f.device))
+        if f.status is Status.INCONCLUSIVE and f.basis is Basis.CANARY and run is not None:
+            text = "\n".join([str((run.result or {}).get("message", "")), run.stderr[-8000:]])
+            culprit = next((other for other in sorted(flagged - {f.id}) if any(
+                sig.strength == "exact" and sig.search(text) for sig in by_id[other].signatures)), None)
+            if culprit:
+                f = replace(f, reason=f"{f.reason} — the error of {culprit}, found above: fix that first")
+        out.append(f)
+    return out
 
 
 def _applicable(finding: Finding, installed: Dict[str, List[str]]) -> Finding:
