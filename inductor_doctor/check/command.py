@@ -178,7 +178,8 @@ def _examine(
         jobs = request.jobs or default_jobs(len(facts.gpus))
         store = CanaryStore(request.use_cache and not request.static, facts)
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
-                               timeout_s=request.timeout_s, jobs=jobs, store=store)
+                               timeout_s=request.timeout_s, jobs=jobs, store=store,
+                               canary_env=machine_env(facts))
         result = run_checks(facts, issues, options, progress, finish_facts=finish)
         findings = result.findings if share is None else share.findings(result.findings)
         return facts, result, findings
@@ -187,6 +188,19 @@ def _examine(
             live.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def machine_env(facts: Any) -> Dict[str, str]:
+    """What lets canaries keep machine facts that are not under test (target/vec_isa.py): where,
+    and the compiler they were learned with."""
+    from inductor_doctor.paths import cache_dir
+
+    root = cache_dir()
+    if root is None:
+        return {}
+    cxx = facts.cxx
+    return {"INDUCTOR_DOCTOR_MACHINE_DIR": str(root / "machine"),
+            "INDUCTOR_DOCTOR_CXX_ID": f"{cxx.path} {cxx.version} {cxx.kind}"}
 
 
 def _report(environment: Dict[str, Any], findings: Sequence[Finding], meta: Dict[str, Any]) -> Report:

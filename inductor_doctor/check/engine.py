@@ -36,6 +36,7 @@ class CheckOptions:
     timeout_s: Optional[float] = None  # overrides each canary's own timeout
     jobs: int = 1
     store: Optional[CanaryStore] = None  # the canary cache; None keeps and reuses nothing
+    canary_env: Dict[str, str] = field(default_factory=dict)  # given to every canary (machine facts)
 
 
 @dataclass
@@ -160,7 +161,7 @@ def _attach_canary(cell: Cell, options: CheckOptions) -> None:
             python=options.python,
             timeout_s=options.timeout_s or canary.timeout_s,
             needs=canary.needs,
-            env=dict(canary.env),
+            env={**options.canary_env, **canary.env},
             affected_signals=tuple(canary.affected_exit_signals),
         )
 

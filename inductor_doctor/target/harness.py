@@ -74,6 +74,19 @@ def _watch(path, main_id, script):
             last = where
 
 
+def _keep_machine_facts():
+    """The CPU's valid vector ISAs, learned once per machine (vec_isa.py); then this folder leaves
+    sys.path, so that nothing in it shadows what the canary imports."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        import vec_isa
+
+        vec_isa.install()
+    except Exception:  # noqa: BLE001 - a hint lost is only time lost
+        pass
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+
+
 def main():
     script, device = sys.argv[1], sys.argv[2]
     needs = [n for n in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if n]
@@ -91,6 +104,7 @@ def main():
         where = (stage, threading.get_ident(), os.path.abspath(script))
         watcher = threading.Thread(target=_watch, args=where, name="indoc-stage", daemon=True)
         watcher.start()
+    _keep_machine_facts()
     sys.argv = [script, device]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     result = {"status": "ok"}
