@@ -20,7 +20,7 @@ from typing import Any, Callable, List, Optional, Sequence
 import click
 
 from inductor_doctor import __version__
-from inductor_doctor.model import ExitCode, FailOn, UsageError
+from inductor_doctor.codes import ExitCode, FailOn, UsageError
 
 ENV_PREFIX = "INDUCTOR_DOCTOR_"
 FORMATS = ("text", "json", "markdown")

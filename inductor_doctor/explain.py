@@ -8,17 +8,18 @@ from the last `check` whose verdicts are still valid here (the result cache), ne
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor import __version__
-from inductor_doctor.model import KnownIssue, UsageError
+from inductor_doctor.codes import UsageError
 
 
 @dataclass
 class IssuePage:
     """One known issue: what the knowledge base holds, its page, its canary, and any verdict here."""
 
-    issue: KnownIssue
+    issue: Dict[str, Any]  # the issue as data (`KnownIssue.to_dict()`, as kb/_index.py ships it)
     kb_version: str
     page: Optional[str] = None
     canary_source: Optional[str] = None
@@ -30,7 +31,7 @@ class IssuePage:
             "schema": "inductor-doctor/explain/v1",
             "tool_version": __version__,
             "kb_version": self.kb_version,
-            "issue": self.issue.to_dict(),
+            "issue": dict(self.issue),
             "page": self.page,
             "canary_source": self.canary_source,
             "here": list(self.here),
@@ -41,7 +42,7 @@ class IssuePage:
 class IssueList:
     """Every known issue, and the plugins that failed to load."""
 
-    issues: Sequence[KnownIssue]
+    issues: Sequence[Dict[str, Any]]
     kb_version: str
     plugin_errors: Sequence[Tuple[str, str]] = ()
     command: str = "list"
@@ -51,60 +52,59 @@ class IssueList:
             "schema": "inductor-doctor/list/v1",
             "tool_version": __version__,
             "kb_version": self.kb_version,
-            "issues": [i.to_dict() for i in self.issues],
+            "issues": [dict(i) for i in self.issues],
             "plugin_errors": [{"entry_point": n, "error": e} for n, e in self.plugin_errors],
         }
 
 
-def find_issue(query: str) -> KnownIssue:
+def find_issue(query: str) -> Dict[str, Any]:
     """An issue by id, alias or upstream ref; unknown is a usage error naming only real near matches."""
-    from inductor_doctor.kb import registry
+    from inductor_doctor.kb import entries, normalize_ref
 
-    reg = registry()
-    issue = reg.find(query)
+    known = entries()
+    issue = known.find(query)
     if issue is None:
-        from inductor_doctor.kb import normalize_ref
-
         ref = normalize_ref(query)
         if ref is not None:
             raise UsageError(f"no known issue cites {ref}; `inductor-doctor list` shows them all, and "
                              "`inductor-doctor explain --log FILE` matches an error text")
-        close = reg.closest(query)
+        close = known.closest(query)
         hint = f"; did you mean {', '.join(close)}?" if close else "; see `inductor-doctor list`"
         raise UsageError(f"unknown issue {query!r}{hint}")
     return issue
 
 
 def issue_page(query: str, python: Optional[str] = None) -> IssuePage:
-    from inductor_doctor.kb import KB_VERSION, docs_page
+    from inductor_doctor.kb import KB_VERSION, docs_dir
     from inductor_doctor.target import canary_path
 
     issue = find_issue(query)
+    page_path = Path(issue["docs_page"]) if issue.get("docs_page") else docs_dir() / f"{issue['id']}.md"
     try:
-        page: Optional[str] = docs_page(issue).read_text(encoding="utf-8")
+        page: Optional[str] = page_path.read_text(encoding="utf-8")
     except OSError:
         page = None
     canary = None
-    if issue.canary is not None:
+    if issue.get("canary"):
         try:
-            canary = canary_path(issue.canary.script).read_text(encoding="utf-8")
+            canary = canary_path(issue["canary"]).read_text(encoding="utf-8")
         except OSError:
             canary = None
-    return IssuePage(issue, KB_VERSION, page, canary, _known_here(issue, python))
+    return IssuePage(issue, KB_VERSION, page, canary, _known_here(issue["id"], python))
 
 
-def _known_here(issue: KnownIssue, python: Optional[str]) -> List[Dict[str, Any]]:
+def _known_here(issue_id: str, python: Optional[str]) -> List[Dict[str, Any]]:
     """This issue's findings from the last check of this interpreter, if that is still on record."""
     try:
         from inductor_doctor.check.cache import last_findings
 
-        return [f for f in last_findings(python) if f.get("id") == issue.id]
+        return [f for f in last_findings(python) if f.get("id") == issue_id]
     except Exception:  # a missing or unreadable record only means "not known cheaply"
         return []
 
 
 def issue_list() -> IssueList:
-    from inductor_doctor.kb import KB_VERSION, registry
+    from inductor_doctor.kb import KB_VERSION, entries
 
-    reg = registry()
-    return IssueList(list(reg), KB_VERSION, list(reg.plugin_errors))
+    known = entries()
+    return IssueList(list(known.entries), KB_VERSION, list(known.plugin_errors))

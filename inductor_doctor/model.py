@@ -11,8 +11,12 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Tuple
 
+from inductor_doctor.codes import ExitCode, FailOn, UsageError
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import Facts
+
+__all__ = ["ExitCode", "FailOn", "UsageError"]  # re-exported: the vocabulary speaks them too
 
 
 class Status(str, enum.Enum):
@@ -60,24 +64,6 @@ class DeviceKind(str, enum.Enum):
     CUDA = "cuda"
     XLA = "xla"
     TOOLCHAIN = "toolchain"
-
-
-class FailOn(str, enum.Enum):
-    """The `--fail-on` threshold: the least worrying status that still fails the run."""
-
-    AFFECTED = "affected"
-    LIKELY = "likely"
-    INCONCLUSIVE = "inconclusive"
-    NEVER = "never"
-
-
-class ExitCode(enum.IntEnum):
-    OK = 0
-    FINDINGS = 1
-    USAGE = 2
-    DOCTOR_FAILED = 3
-    INTERRUPTED = 130
-    TERMINATED = 143
 
 
 @dataclass(frozen=True)
@@ -254,6 +240,7 @@ class KnownIssue:
             "workarounds": [w.to_dict() for w in self.workarounds],
             "canary": self.canary.script if self.canary else None,
             "source": self.source,
+            "docs_page": self.docs_page,
         }
 
 
@@ -353,10 +340,6 @@ class Progress:
 
     def finished(self, key: str, status: str) -> None:
         """A canary ended with this verdict."""
-
-
-class UsageError(Exception):
-    """A mistake in what the user asked for: reported in one line, exit code 2."""
 
 
 @dataclass

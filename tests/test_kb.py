@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -86,3 +87,12 @@ def test_registry_refuses_duplicates():
 )
 def test_normalize_ref(ref, norm):
     assert normalize_ref(ref) == norm
+
+
+def test_the_shipped_index_matches_the_modules():
+    """`list` and `explain` read kb/_data/index.json instead of importing every module: it must say
+    what the modules say."""
+    from inductor_doctor.kb import _index
+
+    assert _index.load() == json.loads(json.dumps(_index.build())), (
+        f"kb/_data/index.json is stale: run `{_index.REGENERATE}`")

@@ -131,11 +131,22 @@ def fake_plugins(monkeypatch):
 
     def install(*eps: _EP) -> kb.Registry:
         monkeypatch.setattr(importlib.metadata, "entry_points", lambda: _EPs(eps))
+        monkeypatch.setattr(kb, "_may_have_plugins", lambda: True)  # the fakes have no dist-info
         kb.registry.cache_clear()
         return kb.registry()
 
     yield install
     kb.registry.cache_clear()
+
+
+def test_the_quick_look_for_plugins_finds_a_real_one(tmp_path, monkeypatch):
+    """Before the full entry-point scan, a look at the entry_points.txt files: none, then one."""
+    from fault_canaries.plugin import install
+
+    kb.registry.cache_clear()
+    assert kb._may_have_plugins() is False, "a plugin of this group is installed on this machine"
+    monkeypatch.syspath_prepend(str(install(tmp_path)))
+    assert kb._may_have_plugins() is True
 
 
 def test_plugin_that_exits_at_import_is_not_fatal(fake_plugins):

@@ -159,7 +159,9 @@ def _examine(
     share = request.devices
     try:
         progress.phase("probing the toolchain")
-        facts = gather(python, use_cache=request.use_cache, live_probe=live)
+        # The probe's remembered answers are machine facts keyed by all they depend on (a compiler
+        # binary and its search directories, torch's files): `--no-cache` re-runs canaries only.
+        facts = gather(python, live_probe=live)
         if share is not None:
             share.facts(facts)
         if facts.python.error:

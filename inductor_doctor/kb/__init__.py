@@ -9,14 +9,13 @@ A plugin that fails to load is reported by `plugin_errors()`, never fatal.
 from __future__ import annotations
 
 import difflib
-import importlib
-import pkgutil
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from inductor_doctor.model import KnownIssue
+if TYPE_CHECKING:  # pragma: no cover - typing only; `list` and `explain` never import the vocabulary
+    from inductor_doctor.model import KnownIssue
 
 KB_VERSION = "2026.11.22"
 ENTRY_POINT_GROUP = "inductor_doctor.issues"
@@ -109,6 +108,11 @@ class Registry:
 
 
 def _builtin_issues() -> List[KnownIssue]:
+    import importlib
+    import pkgutil
+
+    from inductor_doctor.model import KnownIssue
+
     issues = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name.startswith("_"):
@@ -121,7 +125,11 @@ def _builtin_issues() -> List[KnownIssue]:
 
 
 def _plugin_issues(errors: List[Tuple[str, str]]) -> List[KnownIssue]:
+    if not _may_have_plugins():
+        return []
     from importlib.metadata import entry_points
+
+    from inductor_doctor.model import KnownIssue
 
     found: List[KnownIssue] = []
     try:
@@ -158,6 +166,8 @@ def _checked_plugin_issue(item: object, dist: str) -> KnownIssue:
     """A plugin's issue, stamped with its distribution; paths must be absolute (see docs/plugins.md)."""
     from dataclasses import replace
 
+    from inductor_doctor.model import KnownIssue
+
     if not isinstance(item, KnownIssue):
         raise TypeError(f"{item!r} is not a KnownIssue")
     # A relative canary would be looked up among the built-in canaries and run one of those.
@@ -166,6 +176,87 @@ def _checked_plugin_issue(item: object, dist: str) -> KnownIssue:
     if item.docs_page is not None and not Path(item.docs_page).is_absolute():
         raise ValueError(f"{item.id}: docs_page must be an absolute path, not {item.docs_page!r}")
     return replace(item, source=dist) if item.source == "builtin" else item
+
+
+def _may_have_plugins() -> bool:
+    """Whether any distribution on sys.path declares our entry-point group: a look at the
+    `entry_points.txt` files themselves, far cheaper than importlib.metadata's full scan when (as
+    almost always) none does. An unreadable path entry counts as "maybe"."""
+    import os
+    import sys
+
+    needle = f"[{ENTRY_POINT_GROUP}]"
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                try:
+                    with open(os.path.join(entry or ".", name, "entry_points.txt"), encoding="utf-8",
+                              errors="replace") as f:
+                        if needle in f.read():
+                            return True
+                except FileNotFoundError:
+                    continue
+                except OSError:
+                    return True
+    return False
+
+
+class Entries:
+    """The known issues as data (`KnownIssue.to_dict()`), looked up like the registry: what `list`
+    and `explain` need, without importing a module per issue (kb/_index.py)."""
+
+    def __init__(self, entries: Iterable[Dict[str, Any]],
+                 plugin_errors: Sequence[Tuple[str, str]] = ()) -> None:
+        self.entries: List[Dict[str, Any]] = []
+        self._keys: Dict[str, Dict[str, Any]] = {}
+        self.plugin_errors = list(plugin_errors)
+        for entry in entries:
+            keys = [entry["id"].lower(), *(a.lower() for a in entry.get("aliases") or ())]
+            keys += [k for k in (normalize_ref(r) for r in entry.get("upstream") or ()) if k]
+            if entry["id"].lower() in self._keys:
+                self.plugin_errors.append((entry["id"], f"duplicate known-issue id {entry['id']!r}"))
+                continue
+            self.entries.append(entry)
+            for key in keys:
+                self._keys.setdefault(key, entry)
+
+    def find(self, query: str) -> Optional[Dict[str, Any]]:
+        found = self._keys.get(query.strip().lower())
+        if found is None:
+            ref = normalize_ref(query)
+            found = self._keys.get(ref) if ref else None
+        return found
+
+    def closest(self, query: str, n: int = 3) -> List[str]:
+        if normalize_ref(query) is not None:
+            return []
+        names = [k for k in self._keys if "#" not in k]
+        hits = difflib.get_close_matches(query.lower(), names, n=n * 2, cutoff=0.6)
+        hits += [k for k in names if query.lower() in k and k not in hits]
+        out: List[str] = []
+        for h in hits:
+            issue_id = self._keys[h]["id"]
+            if issue_id not in out:
+                out.append(issue_id)
+        return out[:n]
+
+
+@lru_cache(maxsize=1)
+def entries() -> Entries:
+    """Every known issue as data: the built-in ones from the shipped index, the plugins' loaded."""
+    from inductor_doctor.kb import _index
+
+    index = _index.load()
+    if index is None:  # a checkout whose index was never written: the modules themselves
+        reg = registry()
+        return Entries([i.to_dict() for i in reg], reg.plugin_errors)
+    errors: List[Tuple[str, str]] = []
+    plugins = [i.to_dict() for i in _plugin_issues(errors)]
+    return Entries(sorted(index, key=lambda e: e["id"]) + sorted(plugins, key=lambda e: e["id"]), errors)
 
 
 @lru_cache(maxsize=1)

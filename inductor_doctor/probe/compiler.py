@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.probe import _diskcache
 from inductor_doctor.probe._proc import ProcResult, c_locale_env, first_error_line, run
@@ -180,7 +180,8 @@ def try_compile(
     compiler_file = _diskcache.file_key(path)
     if compiler_file is not None:
         disk_key = [compiler_file, source, lang, list(args), _diskcache.compiler_env(),
-                    _diskcache.file_key(witness) if witness else None]
+                    _diskcache.file_key(witness) if witness else None,
+                    search_dirs_state(path, lang, timeout_s)]
         stored = _diskcache.get("compile", disk_key)
         if stored is not None and stored.get("ok") is True:
             with _lock:
@@ -209,6 +210,50 @@ def try_compile(
     if answer[0]:
         _diskcache.put("compile", disk_key, {"ok": True})
     return answer
+
+
+_search: Dict[Tuple[str, str], List[str]] = {}
+
+
+def search_dirs(path: str, lang: str, timeout_s: float = COMPILE_TIMEOUT_S) -> List[str]:
+    """The directories this compiler searches for `#include <...>`, as it says (`-E -v`); remembered
+    per compiler binary and search-path variables."""
+    memo = (path, lang)
+    with _lock:
+        if memo in _search:
+            return _search[memo]
+    disk_key = [_diskcache.file_key(path), lang, _diskcache.compiler_env()]
+    stored = _diskcache.get("search-dirs", disk_key) if disk_key[0] is not None else None
+    dirs: List[str] = []
+    if stored is not None and isinstance(stored.get("dirs"), list):
+        dirs = [d for d in stored["dirs"] if isinstance(d, str)]
+    else:
+        res = run([path, "-x", lang, "-E", "-v", "-"], timeout_s=timeout_s, env=c_locale_env(), input="")
+        inside = False
+        for line in (res.stderr or "").splitlines():
+            if line.startswith("#include <...> search starts here"):
+                inside = True
+            elif line.startswith("End of search list"):
+                break
+            elif inside and line.startswith(" "):
+                dirs.append(os.path.normpath(line.strip().split(" (")[0]))
+        if res.ok:
+            _diskcache.put("search-dirs", disk_key, {"dirs": dirs})
+    with _lock:
+        _search[memo] = dirs
+    return dirs
+
+
+def search_dirs_state(path: str, lang: str, timeout_s: float = COMPILE_TIMEOUT_S) -> List[List[object]]:
+    """Each search directory with its mtime: installing or removing a header (omp.h, Python.h)
+    changes its directory, so a remembered answer about it is asked again."""
+    state: List[List[object]] = []
+    for d in search_dirs(path, lang, timeout_s):
+        try:
+            state.append([d, os.stat(d).st_mtime_ns])
+        except OSError:
+            state.append([d, None])
+    return state
 
 
 def probe_compiler(

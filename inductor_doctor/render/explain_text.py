@@ -2,95 +2,90 @@
 
 The first screen says what the issue is, whether this machine is affected (when the last check of
 it is still on record), and what to run; `--full` adds the whole page, the canary to copy and every
-reference. Both are rendered from the same document as `--format json`.
+reference. Both are rendered from the same document as `--format json`. The first screen is laid out
+without rich (`plain.Writer`): `explain` is one of the commands that must answer at once.
 """
 
 from __future__ import annotations
 
 from typing import Any, List, Mapping
 
-from inductor_doctor.render.style import COMMAND, DIM, STATUS, STRONG, console_to_string, hanging, use_color
-
-SUMMARY_WIDTH = 100
+from inductor_doctor.render.plain import Writer
+from inductor_doctor.render.style import COMMAND, DIM, STATUS, STRONG, terminal_width, use_color
 
 
 def render(data: Mapping[str, Any], full: bool = False, **_: Any) -> str:
     issue = data["issue"]
-
-    def draw(console: Any) -> None:
-        from rich.padding import Padding
-        from rich.text import Text
-
-        def para(text: str, style: str = "", indent: int = 0) -> None:
-            console.print(Padding(Text(text, style=style), (0, 0, 0, indent)))
-
-        console.print(Text(f"{issue['id']}: {issue['title']}", style=STRONG))
-        facts = [issue["severity"], "/".join(issue["devices"])]
-        if issue.get("aliases"):
-            facts.append("also: " + ", ".join(issue["aliases"]))
-        para(" · ".join(facts), DIM)
-        console.print()
-        para(issue["summary"])
-        console.print()
-        _here(console, data, para)
-        _workarounds(console, issue, para)
-        if issue.get("upstream"):
-            para("Upstream: " + ", ".join(issue["upstream"]), DIM)
-        if not full:
-            para(f"More: inductor-doctor explain {issue['id']} --full (the whole page, the reproducer)", DIM)
-            return
-        _full(console, data, para)
-
-    return console_to_string(draw)
+    color = use_color()
+    out = Writer(terminal_width(), color)
+    out.para(f"{issue['id']}: {issue['title']}", STRONG)
+    facts = [issue["severity"], "/".join(issue["devices"])]
+    if issue.get("aliases"):
+        facts.append("also: " + ", ".join(issue["aliases"]))
+    out.para(" · ".join(facts), DIM)
+    out.line()
+    out.para(issue["summary"])
+    out.line()
+    _here(out, data)
+    _workarounds(out, issue)
+    if issue.get("upstream"):
+        out.para("Upstream: " + ", ".join(issue["upstream"]), DIM)
+    if not full:
+        out.para(f"More: inductor-doctor explain {issue['id']} --full (the whole page, the reproducer)", DIM)
+        return out.text()
+    return out.text() + _full(data, color)
 
 
-def _here(console: Any, data: Mapping[str, Any], para: Any) -> None:
-    from rich.text import Text
-
-    issue = data["issue"]
+def _here(out: Writer, data: Mapping[str, Any]) -> None:
     here = data.get("here") or []
     if here:
         for f in here:
-            line = Text("Here: ", style=STRONG)
-            line.append(f"{f['status']}", style=STATUS.get(f["status"], ""))
-            line.append(f" on {f['device']} (last check): {f['reason']}")
-            console.print(line)
+            out.spans(("Here: ", STRONG), (f["status"], STATUS.get(f["status"], "")),
+                      (f" on {f['device']} (last check):", ""))
+            out.para(f["reason"], indent=6)
     else:
-        para(f"Here: not checked yet — inductor-doctor check --only {issue['id']}", DIM)
-    console.print()
+        out.para(f"Here: not checked yet — inductor-doctor check --only {data['issue']['id']}", DIM)
+    out.line()
 
 
-def _workarounds(console: Any, issue: Mapping[str, Any], para: Any) -> None:
+def _workarounds(out: Writer, issue: Mapping[str, Any]) -> None:
     ways: List[Mapping[str, Any]] = list(issue.get("workarounds") or [])
     if not ways:
         return
-    para("What to do:", STRONG)
+    out.para("What to do:", STRONG)
     for w in ways:
         only = ", ".join(f"{k}{v}" for k, v in (w.get("applies") or {}).items())
-        hanging(console, "-", w["text"] + (f" (only {only})" if only else ""), 2)
+        out.hanging("-", w["text"] + (f" (only {only})" if only else ""), 2)
         if w.get("command"):
-            hanging(console, "$", w["command"], 4, COMMAND)
-    console.print()
+            out.hanging("$", w["command"], 4, COMMAND)
+    out.line()
 
 
-def _full(console: Any, data: Mapping[str, Any], para: Any) -> None:
-    from rich.markdown import Markdown
-    from rich.rule import Rule
-    from rich.syntax import Syntax
-    from rich.text import Text
-
+def _full(data: Mapping[str, Any], color: bool) -> str:
+    """The page and the reproducer: rich's Markdown and syntax colour on a terminal, as is elsewhere."""
     issue = data["issue"]
-    console.print()
-    console.print(Rule(style=DIM))
-    page = data.get("page")
+    page, source = data.get("page"), data.get("canary_source")
+    parts = ["", "─" * min(terminal_width(), 100), ""]
     if page:
-        console.print(Markdown(page) if use_color() else Text(page))
-    source = data.get("canary_source")
+        parts.append(_markdown(page) if color else page.rstrip("\n"))
     if source and issue.get("canary"):
         script = issue["canary"]
         device = (issue.get("devices") or ["cpu"])[0]
-        console.print()
-        para(f"Reproducer ({script}; run: python {script} {device}):", STRONG)
-        console.print(Syntax(source, "python", theme="ansi_dark") if use_color() else Text(source))
-    console.print()
-    para(f"check it here: inductor-doctor check --only {issue['id']}", DIM)
+        out = Writer(terminal_width(), color)
+        out.line()
+        out.para(f"Reproducer ({script}; run: python {script} {device}):", STRONG)
+        parts.append(out.text().rstrip("\n"))
+        parts.append(source.rstrip("\n"))
+    out = Writer(terminal_width(), color)
+    out.line()
+    out.para(f"check it here: inductor-doctor check --only {issue['id']}", DIM)
+    parts.append(out.text().rstrip("\n"))
+    return "\n".join(parts) + "\n"
+
+
+def _markdown(page: str) -> str:
+    from rich.markdown import Markdown
+
+    from inductor_doctor.render.style import console_to_string
+
+    return console_to_string(lambda console: console.print(Markdown(page))).rstrip("\n")
