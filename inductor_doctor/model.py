@@ -104,9 +104,20 @@ class Signature:
     others and so only count together with an exact one or as weak evidence in triage.
 
     Some errors have the same wording as another bug's. `unless` names what gives the other bug
-    away in the lines just before the error (a match with it there does not count at all), and
-    `log_context` lists words a user's log must contain somewhere for an exact match to stay
-    exact (canary output needs none: there, the canary itself is the context).
+    away in the lines just before the error (a match with it there does not count at all). The
+    rest concern a user's log only (a canary's output needs none: there, the canary itself is the
+    context), and each turns an exact match into a partial one that says why:
+
+    * `anchor`: what the issue's own context leaves in a log (the path is a compile cache's, the
+      kernel is a user's `@triton.jit` one), searched within `anchor_lines` lines of the error
+      (None: anywhere in the log); `anchor_says` names that context for the user;
+    * `log_context`: the same as words, any of which the log must contain somewhere;
+    * `against`: what, anywhere in the log, gives another cause away (the log is from macOS,
+      where no CUDA build exists); `against_says` says it.
+
+    A log whose versions fall outside the issue's `affected` range makes an exact match partial,
+    unless the signature is not `ranged`: its wording is the whole failure class, on any release
+    (`affected` then describes only the instance the module's rule checks).
     """
 
     pattern: str
@@ -115,6 +126,12 @@ class Signature:
     flags: int = re.IGNORECASE
     unless: str = ""
     log_context: Tuple[str, ...] = ()
+    anchor: str = ""
+    anchor_says: str = ""
+    anchor_lines: Optional[int] = None
+    against: str = ""
+    against_says: str = ""
+    ranged: bool = True
 
     def compiled(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)

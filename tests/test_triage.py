@@ -21,7 +21,8 @@ from inductor_doctor.kb import registry
 from inductor_doctor.model import DeviceKind, KnownIssue, Severity, Signature, UsageError, Workaround
 from inductor_doctor.schemas import validate
 from inductor_doctor.triage.command import EXACT, PARTIAL, VERSION_ONLY, LogInput, read_log, triage_text
-from inductor_doctor.triage.scan import MAX_COUNT, normalize, required_literals, versions_mentioned
+from inductor_doctor.triage.scan import MAX_COUNT, normalize, required_literals
+from inductor_doctor.triage.versions import versions_mentioned
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage"
 
@@ -98,18 +99,25 @@ def test_partial_only_is_reported_as_weak():
     assert ids(result, PARTIAL) == ["generic"]
 
 
-def test_several_issues_ranked_and_versions_weigh_in():
+def test_versions_in_the_log_confirm_one_match_and_demote_the_other():
+    """An exact match outside its affected range is the same words from another cause: at most
+    partial, and dropped beside a match the versions confirm; alone, it says why it is partial."""
     log = (
         "PyTorch version: 2.5.1+cu124\n"
         "Expect the tensor to be 16 bytes aligned. Fail due to storage_offset=1 itemsize=2\n"
         "NameError: name 's0' is not defined\n"
+        "'constants': {2: s0, 3: 256}\n"
     )
     result = run(log)
-    assert ids(result) == ["constexpr", "align"], "the one whose range holds the log's torch ranks first"
-    first, second = result.matches
+    assert ids(result) == ["constexpr"]
+    first = result.matches[0]
     assert first.version_in_range is True and "2.5.1" in first.note
-    assert second.version_in_range is False and "outside" in second.note
-    assert result.versions == {"torch": ["2.5.1+cu124"]}
+    assert result.versions == {"torch": ["2.5.1+cu124"], "cuda": ["12.4"]}
+
+    alone = run("PyTorch version: 2.5.1+cu124\n" + log.splitlines()[1] + "\n")
+    (match,) = alone.matches
+    assert match.confidence == PARTIAL and match.version_in_range is False
+    assert "outside the affected range" in match.because[0] and "line 2 has its error" in match.because[0]
 
 
 def test_version_only_hints_when_no_signature_matches():
@@ -121,7 +129,10 @@ def test_version_only_hints_when_no_signature_matches():
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("PyTorch version: 2.5.1+cu124", {"torch": ["2.5.1+cu124"]}),
+        ("PyTorch version: 2.5.1+cu124", {"torch": ["2.5.1+cu124"], "cuda": ["12.4"]}),
+        ("CUDA used to build PyTorch: 12.1\nROCM used to build PyTorch: N/A", {"cuda": ["12.1"]}),
+        ("torch              2.6.0\npytorch-triton-rocm 3.1.0", {"torch": ["2.6.0"], "triton": ["3.1.0"]}),
+        ("Nvidia driver version: 535.104.05", {"driver": ["535.104.05"]}),
         ("[pip3] torch==2.6.0\n[pip3] triton==3.2.0", {"torch": ["2.6.0"], "triton": ["3.2.0"]}),
         ("[conda] pytorch 2.4.1 py3.11_cuda12.4_cudnn9.1.0_0 pytorch", {"torch": ["2.4.1"]}),
         ("torch_xla version: 2.5.1", {"torch-xla": ["2.5.1"]}),

@@ -18,8 +18,9 @@ from typing import Dict, List, Optional
 import pytest
 
 from inductor_doctor.kb import registry
-from inductor_doctor.triage.command import EXACT, LogInput, _in_range, triage_text
-from inductor_doctor.triage.scan import lowered, normalize, versions_mentioned
+from inductor_doctor.triage.command import EXACT, LogInput, triage_text
+from inductor_doctor.triage.scan import lowered, normalize
+from inductor_doctor.triage.versions import in_range, versions_mentioned
 
 CORPUS = Path(__file__).resolve().parent / "data" / "triage"
 
@@ -175,6 +176,23 @@ def test_every_registered_issue_with_signatures_has_a_corpus_entry():
     assert not missing, f"no corpus entry for {missing}: add a real log from its upstream thread"
 
 
+def hard_negatives(issue_id: str) -> List[Entry]:
+    """Entries that expect nothing of `issue_id` but share its wording (they name it a near miss)."""
+    return [e for e in ENTRIES if issue_id in resolve(e.near_miss) and issue_id not in resolve(e.expect)]
+
+
+def test_every_issue_has_two_cited_hard_negatives():
+    """Same words, another cause: what keeps a signature from claiming every log that quotes it."""
+    thin = {
+        i.id: len(hard_negatives(i.id))
+        for i in registry()
+        if i.signatures and i.source == "builtin" and len(hard_negatives(i.id)) < 2
+    }
+    if thin and not os.environ.get("CI"):
+        pytest.skip(f"fewer than two hard negatives for {thin}")
+    assert not thin, f"fewer than two hard negatives for {thin}: add real ones from upstream threads"
+
+
 def test_every_entry_cites_its_source():
     for e in ENTRIES:
         assert re.search(r"https://github\.com/|[\w-]+/[\w.-]+#\d+", e.source), e.path.name
@@ -194,7 +212,7 @@ def test_out_of_range_entry_states_versions_outside_the_range(entry: Entry):
         if issue is None:
             pytest.skip(f"{name} not registered yet")
         assert issue.affected, f"{entry.path.name}: {issue.id} has no affected range"
-        verdict, seen, _ = _in_range(issue, versions)
+        verdict, seen, _ = in_range(issue, versions)
         assert verdict is False, f"{entry.path.name}: read {versions}, {issue.id} affected={issue.affected}"
 
 

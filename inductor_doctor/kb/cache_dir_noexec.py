@@ -58,7 +58,13 @@ ISSUE = KnownIssue(
         "`ImportError: ...so: failed to map segment from shared object` and every compile is lost."
     ),
     signatures=(
-        Signature(r"failed to map segment from shared object"),
+        # The same loader message ends an mmap refused by a memory cap (RLIMIT_AS, a sandbox) for
+        # any library (pytorch#16558): only a compile cache's library is this issue.
+        Signature(r"failed to map segment from shared object",
+                  anchor=r"cuda_utils|launcher|torchinductor|\.triton|triton[/\\]|[/\\]tmp\w*[/\\]|\.cache[/\\]",
+                  anchor_lines=0,
+                  anchor_says="that the library is a compile cache's (Triton's cuda_utils.so, an Inductor "
+                              "kernel)"),
         Signature(r"operation not permitted.*\.so", strength="partial"),
     ),
     workarounds=(

@@ -46,6 +46,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     return one(Status.OK, "; ".join(f"{d.name} cache {d.path} is writable" for d in dirs))
 
 
+#: Not a path into an installed package or a bin/ directory (a program, not a cache).
+_NOT_PROGRAM = r"(?![^']*(?:site-packages|dist-packages|[/\\]bin[/\\]))"
+
 ISSUE = KnownIssue(
     id="cache-dir-unwritable",
     title="Compile cache directory not writable: 'Permission denied' / 'Read-only file system'",
@@ -61,9 +64,15 @@ ISSUE = KnownIssue(
         "Permission denied` or `OSError: [Errno 30] Read-only file system`."
     ),
     signatures=(
-        Signature(r"Permission denied: '[^']*(?:torchinductor|\.triton|triton)[^']*'",
+        # A path inside an installed package or a bin/ directory is a program denied, not a cache
+        # (Triton's bundled ptxas without its executable bit, triton-lang/triton#704 in fb's fork).
+        Signature(r"Permission denied: '" + _NOT_PROGRAM + r"[^']*(?:torchinductor|\.triton|triton)[^']*'",
                   note="a cache path owned by someone else"),
-        Signature(r"Read-only file system: '[^']*(?:torchinductor|\.triton|triton)[^']*'"),
+        Signature(r"Read-only file system: '" + _NOT_PROGRAM
+                  + r"[^']*(?:torchinductor|\.triton|triton)[^']*'"),
+        Signature(r"\[WinError 5\] Access is denied: '" + _NOT_PROGRAM
+                  + r"[^']*(?:torchinductor|\.triton|triton)[^']*'",
+                  note="Windows' wording (lllyasviel/FramePack#221)"),
         Signature(r"\[Errno 13\] Permission denied", strength="partial"),
         Signature(r"\[Errno 30\] Read-only file system", strength="partial"),
     ),

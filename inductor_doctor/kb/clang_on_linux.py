@@ -102,6 +102,9 @@ ISSUE = KnownIssue(
                   note="clang 16 with libstdc++ 12 headers, torch 2.8"),
         Signature(r"_M_use_local_data", strength="partial"),
         Signature(r"check_compiler_is_gcc", strength="partial", note="torch <= 2.2 precompiled-header check"),
+        Signature(r"clang[^\n]{0,80}(?:does not support|doesn't support|unknown argument|unsupported)"
+                  r"[^\n]{0,40}tree-loop-vectorize", strength="partial",
+                  note="GCC's flag named as clang's problem in prose (pytorch#144601)"),
     ),
     workarounds=(
         Workaround("Use GCC for Inductor on Linux (what PyTorch tests)", "export CXX=g++", "env"),

@@ -162,6 +162,13 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
                         Basis.VERSION)]
 
 
+#: An old GCC named anywhere (`gcc-7`, `g++ (GCC) 8.3.1`, collect_env's `GCC version: (Ubuntu 7.5.0...)
+#: 7.5.0`), or Inductor's own compile.
+_OLD_OR_INDUCTOR = (r"torchinductor|_inductor|cpp_builder|codecache|too old|devtoolset-[4-8]\b"
+                    r"|\bg(?:cc|\+\+)(?:-| \([^)\n]*\) )[4-8]\.|\bgcc version:? (?:\([^)\n]*\) )?[4-8]\.")
+_OLD_OR_INDUCTOR_SAYS = ("an old compiler (GCC 8 or older) or Inductor's own compile, which always asks "
+                         "for C++17")
+
 ISSUE = KnownIssue(
     id="compiler-too-old",
     title="Inductor's C++ compiler is older than torch requires (GCC < 9, no -std=c++20)",
@@ -181,8 +188,13 @@ ISSUE = KnownIssue(
         Signature(r"too old version of GCC\. We need GCC \d+ or later", note="c10/util/C++17.h"),
         Signature(r"unrecognized command[- ]line option '-std=c\+\+2[0a]'",
                   note="GCC < 10 with torch >= 2.12"),
-        Signature(r"C\+\+17 or later compatible compiler is required", note="ATen.h / torch/all.h"),
-        Signature(r"You need C\+\+17 to compile PyTorch"),
+        # Both also stop a build whose own flags ask for C++14 with a compiler that knows C++17
+        # (pytorch#103371, facebookresearch/pytorch3d#1657): only an old compiler, or Inductor's
+        # compile (it always asks for C++17), makes them this issue.
+        Signature(r"C\+\+17 or later compatible compiler is required", note="ATen.h / torch/all.h",
+                  anchor=_OLD_OR_INDUCTOR, anchor_says=_OLD_OR_INDUCTOR_SAYS),
+        Signature(r"You need C\+\+17 to compile PyTorch",
+                  anchor=_OLD_OR_INDUCTOR, anchor_says=_OLD_OR_INDUCTOR_SAYS),
         Signature(r"expected identifier before (?:'|‘)\[(?:'|’) token\s*\n\s*\[\[(?:un)?likely\]\]",
                   note="GCC < 9 rejecting C++20 [[unlikely]] in Inductor's C++ (pytorch#130815)"),
         Signature(r"unrecognized command[- ]line option '-m(?:avx512|amx)\w*'", strength="partial",

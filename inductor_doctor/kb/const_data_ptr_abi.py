@@ -150,6 +150,11 @@ ISSUE = KnownIssue(
             strength="partial",
             note="the Tn-mangled const_data_ptr symbol in an nm/ldd listing",
         ),
+        Signature(
+            r"at::TensorBase::const_data_ptr<[^<>()\n]+, 0>\(\) const",
+            strength="partial",
+            note="the same template demangled in a symbol listing (pytorch#169926)",
+        ),
     ),
     workarounds=(
         Workaround(

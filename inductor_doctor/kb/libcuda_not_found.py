@@ -81,6 +81,8 @@ ISSUE = KnownIssue(
         Signature(r"libcuda\.so cannot found", note="Triton's libcuda_dirs() assertion"),
         Signature(r"cannot find -lcuda", note="the launcher link without a plain libcuda.so"),
         Signature(r"Failed to open libcuda\.so\.1", strength="partial"),
+        Signature(r"skipping incompatible \S*libcuda\.so when searching for -lcuda", strength="partial",
+                  note="ld found only a 32-bit libcuda.so: the link fails next (pytorch#123159)"),
     ),
     workarounds=(
         Workaround("Refresh the loader cache so that it lists libcuda.so.1", "ldconfig", "other"),

@@ -89,6 +89,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                f"Python loads {lib}")
 
 
+_PYTHON_LOAD = r"ImportError|OSError|required by [^)\n]*\.so\b"
+_PYTHON_LOAD_SAYS = "a Python import of a compiled module (an ImportError, or a .so that needs it)"
+
 ISSUE = KnownIssue(
     id="libstdcxx-too-old",
     title="Loaded libstdc++ older than the compiler's: \"version `GLIBCXX_3.4.30' not found\"",
@@ -104,9 +107,13 @@ ISSUE = KnownIssue(
         "cached by a newer compiler and reused elsewhere."
     ),
     signatures=(
+        # A standalone program or build tool (cmake, a C++ binary) that needs a newer libstdc++
+        # prints the same (pytorch#3147, MBoemo/DNAscent#4): a Python import of a compiled module is this.
         Signature(r"version `?'?GLIBCXX_3\.4\.\d+'? not found",
-                  note="a symbol version the loaded libstdc++ lacks"),
-        Signature(r"version `?'?CXXABI_1\.3\.\d+'? not found"),
+                  note="a symbol version the loaded libstdc++ lacks",
+                  anchor=_PYTHON_LOAD, anchor_lines=0, anchor_says=_PYTHON_LOAD_SAYS),
+        Signature(r"version `?'?CXXABI_1\.3\.\d+'? not found",
+                  anchor=_PYTHON_LOAD, anchor_lines=0, anchor_says=_PYTHON_LOAD_SAYS),
     ),
     workarounds=(
         Workaround("In a conda env, install a libstdc++ at least as new as the system compiler's",

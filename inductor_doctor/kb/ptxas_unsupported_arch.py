@@ -170,6 +170,10 @@ ISSUE = KnownIssue(
         Signature(r"Value '?sm_\d+[a-z]?'? is not defined for option '?gpu-name'?",
                   note="ptxas older than the GPU architecture"),
         Signature(r"ptxas fatal\s*:.*gpu-name", strength="partial"),
+        Signature(r"ptxas\b[^\n]{0,400}--gpu-name[= ]'?sm_\d+a?\b[^\n]{0,400}returned non-zero exit status",
+                  strength="partial",
+                  note="an excerpt: Triton's ptxas command line for an architecture and its exit status, "
+                       "without ptxas's own message"),
     ),
     workarounds=(
         Workaround("Point Triton at the ptxas of a CUDA toolkit that knows the GPU (12.8 for sm_100/sm_120, "

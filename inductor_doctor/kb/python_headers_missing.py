@@ -46,6 +46,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     return one(Status.OK, f"Python.h present in {inc}")
 
 
+_OURS = r"torchinductor|_inductor|cpp_builder|triton|[/\\]tmp\w*[/\\](?:main|cuda_utils|__triton_launcher)\.c"
+_OURS_SAYS = "that the compile was Triton's or Inductor's"
+
 ISSUE = KnownIssue(
     id="python-headers-missing",
     title="Python development headers missing: 'Python.h: No such file or directory'",
@@ -61,8 +64,13 @@ ISSUE = KnownIssue(
         "No such file or directory`."
     ),
     signatures=(
-        Signature(r"Python\.h:? No such file or directory", note="gcc wording"),
-        Signature(r"'Python\.h' file not found", note="clang wording"),
+        # Any C extension's build without the interpreter's -I says the same (a setup.py whose
+        # flags lack it, higlass/clodius#9): only Triton's or Inductor's compile is this issue.
+        Signature(r"Python\.h['\"”]?:? No such file or directory", note="gcc and MSVC wording",
+                  anchor=_OURS, anchor_says=_OURS_SAYS),
+        Signature(r"'Python\.h' file not found", note="clang wording", anchor=_OURS, anchor_says=_OURS_SAYS),
+        Signature(r"C1083: [^\n]*Python\.h", note="MSVC, in any locale (woct0rdho/triton-windows#3)",
+                  anchor=_OURS, anchor_says=_OURS_SAYS),
         Signature(r"Can't find Python\.h in", strength="partial",
                   note="Inductor's warning before the compile"),
     ),

@@ -197,6 +197,9 @@ ISSUE = KnownIssue(
         Signature(r"Python 3\.\d+\+ not yet supported for torch\.compile",
                   note="torch/_dynamo/eval_frame.py"),
         Signature(r"torch\.compile is not supported on Python built with GIL disabled"),
+        Signature(r"opmap\[[\"'][A-Z_]+[\"']\][\s\S]{0,300}?KeyError: '[A-Z_]+'", strength="partial",
+                  note="Dynamo's bytecode table naming an opcode this Python no longer has, before torch "
+                       "said so itself (pytorch#92890)"),
     ),
     workarounds=(
         Workaround("Upgrade torch to a release whose Dynamo supports this Python (3.11: torch >= 2.1, 3.12: "

@@ -90,7 +90,7 @@ ISSUE = KnownIssue(
         "for matmul-heavy models. Nothing fails; this is a performance warning."
     ),
     signatures=(
-        Signature(r"Not enough SMs to use max_autotune_gemm mode",
+        Signature(r"Not enough SMs to use max_autotune_gemm(?: mode)?",
                   note="torch/_inductor/utils.py::is_big_gpu"),
         Signature(r"GPU arch does not support max_autotune_gemm mode", strength="partial",
                   note="the ROCm variant"),

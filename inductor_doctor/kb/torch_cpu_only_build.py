@@ -53,7 +53,13 @@ ISSUE = KnownIssue(
         "`AssertionError: Torch not compiled with CUDA enabled`."
     ),
     signatures=(
-        Signature(r"Torch not compiled with CUDA enabled"),
+        # On a Mac the words are true, but no CUDA build exists to install (pytorch#96976,
+        # deepbeepmeep/Wan2GP#1680): the device is "mps" or "cpu".
+        Signature(r"Torch not compiled with CUDA enabled",
+                  against=r"\bmacOS\b|\bdarwin\b|(?<![\w:])/Users/|\bApple (?:M\d|silicon)|arm64-apple",
+                  against_says="the log is from a Mac, where no CUDA build of torch exists: use the "
+                               "\"mps\" or "
+                               "\"cpu\" device"),
         Signature(r"torch\.cuda\.is_available\(\)\s*(?:is|==|returned)\s*False", strength="partial"),
     ),
     workarounds=(
@@ -63,6 +69,8 @@ ISSUE = KnownIssue(
                    "install"),
         Workaround("Check what pip resolved: a `+cpu` local version, or `torch.version.cuda` of None",
                    "python -c 'import torch; print(torch.__version__, torch.version.cuda)'", "other"),
+        Workaround("On a Mac there is no CUDA build: run on the \"mps\" device (Apple silicon) or \"cpu\", "
+                   "and guard code that asks torch.cuda for a GPU", None, "code"),
     ),
     rule=rule,
 )

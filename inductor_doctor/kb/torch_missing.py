@@ -57,7 +57,13 @@ ISSUE = KnownIssue(
         "installed but `import torch` fails (a missing CUDA library, an ABI skew), nothing compiles."
     ),
     signatures=(
-        Signature(r"No module named 'torch'(?!\.)", note="torch is not installed for that interpreter"),
+        # A package build in pip's or uv's isolated environment says the same while torch is
+        # installed beside it (facebookresearch/pytorch3d#2014, pytorch_fpsample#7).
+        Signature(r"No module named 'torch'(?!\.)", note="torch is not installed for that interpreter",
+                  against=r"Getting requirements to build wheel|get_requires_for_build_wheel|pip-build-env"
+                          r"|build-system\.requires|--no-build-isolation",
+                  against_says="the import failed in a package build's isolated environment, which does not "
+                               "see the torch installed: build that package with --no-build-isolation"),
         Signature(r"ModuleNotFoundError: No module named 'torch\._C'", strength="partial",
                   note="torch imported from its source tree, or a broken install"),
     ),

@@ -87,7 +87,12 @@ ISSUE = KnownIssue(
                   note="the symbol's number varies: s0 upstream, s2 in fla#160, s77 on torch 2.11",
                   # pytorch#108014: a size symbol missing from Inductor's own wrapper, in its
                   # assert_size_stride line: the same NameError, another bug.
-                  unless=r"assert_size_stride\("),
+                  unless=r"assert_size_stride\(",
+                  # Inductor's own kernels (triton_poi_fused_*, FlexAttention's template, a wrapper
+                  # that lost an unbacked u0) print the same NameError: only a user's kernel is this.
+                  anchor=r"triton_meta|'constants': \{|triton_kernel_wrap|@triton\.jit|tl\.constexpr"
+                         r"|user[- ]defined triton|\bfla[./]ops\b",
+                  anchor_says="a user @triton.jit kernel (its tl.constexpr in triton_meta's constants)"),
         Signature(r"'constants': \{[^}]*: [su]\d+[,}]", strength="partial",
                   note="a sympy symbol among triton_meta's constants in the generated module"),
     ),

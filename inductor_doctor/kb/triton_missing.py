@@ -75,7 +75,9 @@ ISSUE = KnownIssue(
         "Triton only below 3.13). CPU compiles are unaffected."
     ),
     signatures=(
-        Signature(r"TritonMissing", note="torch._inductor.exc.TritonMissing (torch >= 2.6)"),
+        # Not `raise TritonMissing(...)`: a traceback quotes that source line above the sibling
+        # GPUTooOldForTriton error too (unslothai/unsloth#2816).
+        Signature(r"\bTritonMissing\b(?!\()", note="torch._inductor.exc.TritonMissing (torch >= 2.6)"),
         Signature(
             r"Cannot find a working triton installation",
             note="the message, also raised as RuntimeError by older torch",

@@ -156,6 +156,9 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
                         Basis.VERSION)]
 
 
+_TRITON = r"triton|ptxas|torchinductor|_inductor"
+_TRITON_SAYS = "Triton or Inductor loading the kernel"
+
 ISSUE = KnownIssue(
     id="triton-ptxas-driver",
     title="Driver older than Triton's ptxas: 'device kernel image is invalid'",
@@ -178,10 +181,14 @@ ISSUE = KnownIssue(
         "no newer than the driver (TRITON_PTXAS_PATH, or for the Blackwell ptxas its own variable)."
     ),
     signatures=(
-        Signature(r"device kernel image is invalid", note="CUDA_ERROR_INVALID_IMAGE from cuModuleLoadData"),
+        # Any CUDA program built by a newer toolkit than the driver prints these (cuda_memtest#31,
+        # diffvg#84): only PTX that Triton's ptxas wrote is this issue.
+        Signature(r"device kernel image is invalid", note="CUDA_ERROR_INVALID_IMAGE from cuModuleLoadData",
+                  anchor=_TRITON, anchor_says=_TRITON_SAYS),
         Signature(r"PTX was compiled with an unsupported toolchain",
-                  note="CUDA_ERROR_UNSUPPORTED_PTX_VERSION: PTX newer than the driver"),
-        Signature(r"CUDA_ERROR_UNSUPPORTED_PTX_VERSION"),
+                  note="CUDA_ERROR_UNSUPPORTED_PTX_VERSION: PTX newer than the driver",
+                  anchor=_TRITON, anchor_says=_TRITON_SAYS),
+        Signature(r"CUDA_ERROR_UNSUPPORTED_PTX_VERSION", anchor=_TRITON, anchor_says=_TRITON_SAYS),
         Signature(r"CUDA: Error- invalid image", note="Triton 1.x wording"),
     ),
     workarounds=(

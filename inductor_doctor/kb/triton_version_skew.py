@@ -114,8 +114,11 @@ ISSUE = KnownIssue(
     signatures=(
         Signature(r"cannot import name 'AttrsDescriptor' from 'triton\.[\w.]+'",
                   note="torch 2.6 (and older) with triton >= 3.3"),
-        Signature(r"cannot import name '\w+' from 'triton(?:\.[\w.]+)?'",
-                  note="Inductor importing a Triton internal that this Triton release does not have"),
+        # "(unknown location)": the triton found is no installed package at all, but a leftover
+        # directory imported as a namespace (triton-lang/triton-viz#30), not another release.
+        Signature(r"cannot import name '\w+' from 'triton(?:\.[\w.]+)?'(?! \(unknown location\))",
+                  note="Inductor importing a Triton internal that this Triton release does not have",
+                  ranged=False),
         Signature(r"module 'triton(?:\.\w+)*' has no attribute '\w+'", strength="partial",
                   note="an attribute Inductor expects from another Triton release"),
     ),

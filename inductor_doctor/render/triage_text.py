@@ -6,6 +6,7 @@ Colour only on a terminal, never with NO_COLOR (the shared `render.style` consol
 
 from __future__ import annotations
 
+import shlex
 from typing import Any, List, Mapping
 
 from rich.console import Console
@@ -14,12 +15,6 @@ from rich.table import Table
 from rich.text import Text
 
 from inductor_doctor.render.style import CONFIDENCE, console_to_string
-
-_CONFIDENCE_SAYS = {
-    "exact": "exact signature",
-    "partial": "partial signature (a symptom other causes share)",
-    "version-only": "version only",
-}
 
 
 def _versions_line(versions: Mapping[str, List[str]]) -> str:
@@ -63,20 +58,20 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
             return
         n = len(matched)
         console.print(Text(f"{n} known issue{'s' if n != 1 else ''} matched, best first", style="bold"))
+        source = "-" if log["source"] == "-" else shlex.quote(log["source"])
         for index, r in enumerate(matched, start=1):
             console.print()
-            _match(console, index, r)
+            _match(console, index, r, source)
         _check(console, data.get("check") or {})
 
     text = console_to_string(render)
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
 
 
-def _match(console: Console, index: int, r: Mapping[str, Any]) -> None:
+def _match(console: Console, index: int, r: Mapping[str, Any], log_source: str) -> None:
+    """"this is X" for an anchored exact match; "this looks like X" with its reasons otherwise."""
     title = Text(f"{index}. ")
-    title.append(r["id"], style="bold")
-    title.append("  ")
-    title.append(_CONFIDENCE_SAYS[r["confidence"]], style=CONFIDENCE[r["confidence"]])
+    title.append(r["assessment"], style=CONFIDENCE[r["confidence"]])
     if r["severity"] != "error":
         title.append(f"  ({r['severity']})", style="dim")
     console.print(title)
@@ -91,7 +86,11 @@ def _match(console: Console, index: int, r: Mapping[str, Any]) -> None:
         console.print(Padding(grid, (0, 0, 0, 3)))
     if r["occurrences"] > len(r["evidence"]):
         console.print(Text(f"   ({r['occurrences']} occurrences in all)", style="dim"))
-    if r.get("note"):
+    if r.get("because"):
+        console.print(Padding(Text("because " + "; and ".join(r["because"]), style="yellow"), (0, 0, 0, 3)))
+        check = f"check with: inductor-doctor explain --log {log_source} --check"
+        console.print(Padding(Text(check, style="dim"), (0, 0, 0, 3)))
+    elif r.get("note"):
         style = "green" if r.get("version_in_range") else "yellow"
         console.print(Padding(Text(r["note"], style=style), (0, 0, 0, 3)))
     if r["workarounds"]:
@@ -100,10 +99,12 @@ def _match(console: Console, index: int, r: Mapping[str, Any]) -> None:
         grid.add_column(no_wrap=True)
         grid.add_column()
         for w in r["workarounds"]:
-            body = Text(w["text"])
+            body = Text(w["text"], style="dim" if w.get("moot") else "")
             if w.get("command"):
                 body.append("\n")
-                body.append(w["command"], style="cyan")
+                body.append(w["command"], style="dim" if w.get("moot") else "cyan")
+            if w.get("moot"):
+                body.append(f"\n({w['moot']})", style="dim")
             grid.add_row("•", body)
         console.print(Padding(grid, (0, 0, 0, 5)))
     console.print(Text(f"   more: {r['explain']}", style="dim"))

@@ -2,10 +2,12 @@
 
 The user has a failure and a log, not a diagnosis. Triage reads the log (a file or stdin; any
 size, colour codes, Windows line endings), looks for every known issue's signatures (the same
-`KnownIssue.signatures` canaries are classified with, so there is one copy of each), and ranks
-what it finds: an exact signature beats a partial one, and the torch / torch_xla / Triton versions
-the log mentions raise or lower the confidence. It then offers the one command that confirms the
-diagnosis on this machine (`check --only <ids>`), and runs it with `--check`.
+`KnownIssue.signatures` canaries are classified with, so there is one copy of each), and says how
+sure it is in words: "this is X" only when an exact signature stands in the issue's own context
+(`triage/context.py`) and the versions the log states fit the issue's range (`triage/versions.py`);
+"this looks like X, because ..." otherwise; nothing when nothing points at a known issue. It then
+offers the one command that confirms the diagnosis on this machine (`check --only <ids>`), and
+runs it with `--check`.
 
 Exit codes: 0 when a known issue matched, 1 when none did, 2 when the input is unusable (missing,
 empty, binary). Nothing here imports torch; the confirming check runs its canaries in subprocesses.
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.model import KnownIssue, Severity, Signature, UsageError
+from inductor_doctor.model import KnownIssue, Severity, UsageError
+from inductor_doctor.triage.context import LogContext
 from inductor_doctor.triage.scan import (
     SignatureHit,
     compile_probes,
@@ -31,8 +34,8 @@ from inductor_doctor.triage.scan import (
     lowered,
     normalize,
     scan,
-    versions_mentioned,
 )
+from inductor_doctor.triage.versions import already_met, in_range, versions_mentioned
 
 SCHEMA = "inductor-doctor/triage/v1"
 #: Logs larger than this are read as their first and last halves: a traceback is near the end,
@@ -84,6 +87,18 @@ class IssueMatch:
     versions: Dict[str, List[str]] = field(default_factory=dict)  # the log's, for affected packages
     version_in_range: Optional[bool] = None
     note: Optional[str] = None
+    because: List[str] = field(default_factory=list)  # why only partial, in the user's words
+    #: Workarounds that do nothing for the versions the log states, and why (index -> reason).
+    moot: Dict[int, str] = field(default_factory=dict)
+
+    @property
+    def assessment(self) -> str:
+        """What a user reads first: "this is X" only for an anchored exact match."""
+        if self.confidence == EXACT:
+            return f"this is {self.issue.id}"
+        if self.confidence == PARTIAL:
+            return f"this looks like {self.issue.id}"
+        return f"the versions fit {self.issue.id}"
 
     def to_dict(self) -> Dict[str, Any]:
         return {
@@ -91,16 +106,27 @@ class IssueMatch:
             "title": self.issue.title,
             "severity": self.issue.severity.value,
             "confidence": self.confidence,
+            "assessment": self.assessment,
+            "because": list(self.because),
             "score": self.score,
             "occurrences": self.occurrences,
             "evidence": [e.to_dict() for e in self.evidence],
             "versions": self.versions,
             "version_in_range": self.version_in_range,
             "note": self.note,
-            "workarounds": [w.to_dict() for w in self.issue.workarounds],
+            "workarounds": self._workarounds(),
             "upstream": list(self.issue.upstream),
             "explain": f"inductor-doctor explain {self.issue.id}",
         }
+
+    def _workarounds(self) -> List[Dict[str, Any]]:
+        """The issue's workarounds, those the log's versions make moot last, each saying why."""
+        out = []
+        for index, w in enumerate(self.issue.workarounds):
+            d = w.to_dict()
+            d["moot"] = self.moot.get(index)
+            out.append(d)
+        return sorted(out, key=lambda d: d["moot"] is not None)
 
 
 @dataclass
@@ -225,10 +251,11 @@ def _decode(data: bytes, shown: str) -> Tuple[bytes, str]:
 
 
 def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
-    """Signatures first; versions mentioned adjust confidence, or give hints when nothing matched.
+    """Signatures first, judged in their context; the log's versions then confirm or demote.
 
-    A partial signature is a symptom several issues share: when any issue matched exactly,
-    partial-only matches of other issues are dropped; otherwise they are reported as weak.
+    A partial match is a symptom several issues share, or an issue's error out of its context:
+    when any issue matched exactly, partial-only matches of other issues are dropped; otherwise
+    they are reported as "looks like", each with its reason.
     """
     start = time.perf_counter()
     data = log.data
@@ -238,31 +265,14 @@ def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
     by_issue: Dict[str, List[SignatureHit]] = {}
     for h in hits:
         by_issue.setdefault(h.issue_id, []).append(h)
-    offsets = [span[0] for h in hits for span in h.spans]
-    numbers = line_numbers(data, offsets)
+    numbers = line_numbers(data, [span[0] for h in hits for span in h.spans])
     issue_by_id = {i.id: i for i in issues}
 
-    matches: List[IssueMatch] = []
-    strength = {id(h): _strength_in_log(h.signature, low) for h in hits}
-    for issue_id, issue_hits in by_issue.items():
-        issue = issue_by_id[issue_id]
-        strengths = {strength[id(h)] for h in issue_hits}
-        confidence = EXACT if "exact" in strengths else PARTIAL
-        evidence = []
-        for h in sorted(issue_hits, key=lambda h: (strength[id(h)] != "exact", h.spans[0][0])):
-            for a, b in h.spans:
-                lines = evidence_lines(data, a, b)
-                evidence.append(Evidence(numbers[a], lines, h.signature.pattern, strength[id(h)]))
-        evidence.sort(key=lambda e: (e.strength != "exact", e.line))
-        match = IssueMatch(
-            issue,
-            confidence,
-            score=(100 if confidence == EXACT else 40) + 10 * (len(issue_hits) - 1),
-            evidence=_dedupe(evidence)[:5],
-            occurrences=sum(h.count for h in issue_hits),
-        )
-        _weigh_versions(match, versions)
-        matches.append(match)
+    context = LogContext(data, low)
+    matches = [
+        _match(issue_by_id[issue_id], issue_hits, context, numbers, versions)
+        for issue_id, issue_hits in by_issue.items()
+    ]
     if any(m.confidence == EXACT for m in matches):
         matches = [m for m in matches if m.confidence == EXACT]
     if not matches:
@@ -271,11 +281,45 @@ def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
     return TriageResult(log, matches, versions, time.perf_counter() - start)
 
 
-def _strength_in_log(sig: Signature, low: bytes) -> str:
-    """An exact signature without any of its `log_context` words in the log is only partial."""
-    if sig.strength != "exact" or not sig.log_context:
-        return sig.strength
-    return "exact" if any(w.lower().encode() in low for w in sig.log_context) else "partial"
+def _match(
+    issue: KnownIssue,
+    hits: List[SignatureHit],
+    context: LogContext,
+    numbers: Mapping[int, int],
+    versions: Mapping[str, List[str]],
+) -> IssueMatch:
+    """One issue's evidence, exact only where a match stands in the issue's own context."""
+    evidence: List[Evidence] = []
+    reasons: List[str] = []
+    ranged = True  # whether every exact match's wording is bounded by the issue's affected range
+    for h in hits:
+        for a, b in h.spans:
+            why = context.why_partial(h.signature, (a, b), numbers[a])
+            strength = "exact" if why is None else "partial"
+            lines = evidence_lines(context.data, a, b)
+            evidence.append(Evidence(numbers[a], lines, h.signature.pattern, strength))
+            if why is None:
+                ranged = ranged and h.signature.ranged
+            elif h.signature.strength == "exact":
+                reasons.append(why)
+    exact = any(e.strength == "exact" for e in evidence)
+    if not exact and not reasons:
+        first = min(evidence, key=lambda e: e.line)
+        reasons.append(f"line {first.line} shows a symptom other causes share too")
+    evidence.sort(key=lambda e: (e.strength != "exact", e.line))
+    match = IssueMatch(
+        issue,
+        EXACT if exact else PARTIAL,
+        score=(100 if exact else 40) + 10 * (len(hits) - 1),
+        evidence=_dedupe(evidence)[:5],
+        occurrences=sum(h.count for h in hits),
+        because=[] if exact else _dedupe_text(reasons)[:2],
+    )
+    _weigh_versions(match, versions, ranged)
+    match.moot = {
+        i: why for i, w in enumerate(issue.workarounds) if (why := already_met(w, versions)) is not None
+    }
+    return match
 
 
 def _dedupe(evidence: List[Evidence]) -> List[Evidence]:
@@ -287,51 +331,31 @@ def _dedupe(evidence: List[Evidence]) -> List[Evidence]:
     return out
 
 
-def _in_range(
-    issue: KnownIssue, versions: Mapping[str, List[str]]
-) -> Tuple[Optional[bool], Dict[str, List[str]], List[str]]:
-    """Whether the versions the log mentions fall in the issue's affected range.
-
-    True when, for every affected package the log mentions, one of its versions is inside;
-    False when one package's versions are all outside; None when the log mentions none.
-    """
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.utils import canonicalize_name
-    from packaging.version import InvalidVersion, Version
-
-    verdict: Optional[bool] = None
-    seen: Dict[str, List[str]] = {}
-    clauses: List[str] = []
-    for pkg, spec in issue.affected.items():
-        name = canonicalize_name(pkg)
-        mentioned = versions.get(name)
-        if not mentioned:
-            continue
-        try:
-            spec_set = SpecifierSet(spec)
-            inside = [v for v in mentioned if spec_set.contains(Version(v), prereleases=True)]
-        except (InvalidSpecifier, InvalidVersion):
-            continue
-        seen[name] = mentioned
-        shown = f"{name} {', '.join(mentioned)}"
-        if inside:
-            clauses.append(f"the log's {shown} is in the affected range {spec}")
-            verdict = True if verdict is None else verdict
-        else:
-            clauses.append(f"the log's {shown} is outside the affected range {spec}")
-            verdict = False
-    return verdict, seen, clauses
+def _dedupe_text(texts: List[str]) -> List[str]:
+    return list(dict.fromkeys(texts))
 
 
-def _weigh_versions(match: IssueMatch, versions: Mapping[str, List[str]]) -> None:
-    verdict, seen, clauses = _in_range(match.issue, versions)
+def _weigh_versions(match: IssueMatch, versions: Mapping[str, List[str]], ranged: bool = True) -> None:
+    """In range: more sure. Outside it: the same words from another cause, so at most partial,
+    unless the matching wording is the failure class on any release (`Signature.ranged`)."""
+    verdict, seen, clauses = in_range(match.issue, versions)
     match.versions, match.version_in_range = seen, verdict
     if verdict is True:
         match.score += 15
         match.note = "; ".join(clauses)
     elif verdict is False:
         match.score -= 30
+        if not ranged:
+            match.note = "; ".join(clauses) + ": the same failure on another release pair"
+            return
         match.note = "; ".join(clauses) + ": a similar error with another cause, or a regression"
+        if match.confidence == EXACT:
+            match.confidence = PARTIAL
+            match.score -= 60
+            outside = "; ".join(c for c in clauses if "outside" in c)
+            match.because = [f"line {match.evidence[0].line} has its error, but {outside}"]
+        else:
+            match.because.append("; ".join(c for c in clauses if "outside" in c))
 
 
 def _version_hints(issues: Sequence[KnownIssue], versions: Mapping[str, List[str]]) -> List[IssueMatch]:
@@ -342,7 +366,7 @@ def _version_hints(issues: Sequence[KnownIssue], versions: Mapping[str, List[str
     for issue in issues:
         if not issue.affected:
             continue
-        verdict, seen, clauses = _in_range(issue, versions)
+        verdict, seen, clauses = in_range(issue, versions)
         if verdict is True and len(seen) == len(issue.affected):
             hints.append(
                 IssueMatch(

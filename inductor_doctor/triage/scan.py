@@ -347,29 +347,3 @@ def _cut(line: str, focus: int, cut_before: bool = False, cut_after: bool = Fals
         cut_after = cut_after or lo + SHOWN_LINE < len(line)
         line = line[lo : lo + SHOWN_LINE]
     return ("…" if cut_before else "") + line + ("…" if cut_after else "")
-
-
-# --- versions mentioned in the log -------------------------------------------------------------
-
-_VERSION = rb"v?(\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.?dev|\.?post)\d+)*(?:\+[0-9a-z.]+)?)"
-_MENTION = re.compile(rb"(torch[_-]xla|torch|triton)(?:\s+version)?(?:\s*(?:==|:|=)\s*|\s+|-)" + _VERSION)
-_NAMES = {b"torch": "torch", b"triton": "triton"}
-
-
-def versions_mentioned(low: bytes, limit: int = 5) -> Dict[str, List[str]]:
-    """`torch==2.5.1`, `PyTorch version: 2.5.1+cu124`, `torch_xla 2.5.1`, `triton-3.1.0...`.
-
-    Searched on the lower-cased log; a name glued to a longer word (`libtorch-2.5`) does not
-    count, except `pytorch`.
-    """
-    found: Dict[str, List[str]] = {}
-    for m in _MENTION.finditer(low):
-        before = low[max(0, m.start() - 2) : m.start()]
-        if (before[-1:].isalnum() or before[-1:] == b"_") and before != b"py":
-            continue
-        name = _NAMES.get(m.group(1), "torch-xla")
-        seen = found.setdefault(name, [])
-        v = m.group(2).decode("ascii").lstrip("v")
-        if v not in seen and len(seen) < limit:
-            seen.append(v)
-    return found
