@@ -108,20 +108,9 @@ class Registry:
 
 
 def _builtin_issues() -> List[KnownIssue]:
-    import importlib
-    import pkgutil
+    from inductor_doctor.kb._builtin import builtin_issues
 
-    from inductor_doctor.model import KnownIssue
-
-    issues = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        issue = getattr(module, "ISSUE", None)
-        if isinstance(issue, KnownIssue):
-            issues.append(issue)
-    return issues
+    return builtin_issues()
 
 
 def _plugin_issues(errors: List[Tuple[str, str]]) -> List[KnownIssue]:

@@ -24,9 +24,9 @@ REGENERATE = "python -m inductor_doctor.kb._index --write"
 
 def build() -> List[Dict[str, Any]]:
     """The index as the modules say it now (imports every built-in issue)."""
-    from inductor_doctor.kb import _builtin_issues
+    from inductor_doctor.kb._builtin import builtin_issues
 
-    return [issue.to_dict() for issue in _builtin_issues()]
+    return [issue.to_dict() for issue in builtin_issues()]
 
 
 @lru_cache(maxsize=1)
