@@ -103,7 +103,7 @@ def test_rank_env_errors_are_usage_errors(change, message):
 
 def test_torchrun_bookkeeping_does_not_change_the_cache_key():
     """A new run id per job must not make every `check --distributed` a canary-cache miss."""
-    from inductor_doctor.probe.env import relevant_env
+    from inductor_doctor.envvars import relevant_env
 
     base = {"PATH": "/usr/bin", "LOCAL_RANK": "0"}
     noisy = {**base, "TORCHELASTIC_RUN_ID": "job-7f3a", "TORCHELASTIC_RESTART_COUNT": "1",

@@ -8,7 +8,7 @@ only when its key is unchanged, and the key holds what the canary can depend on:
 and the harness (their bytes), the interpreter (path, size, mtime), the device, the canary's own
 environment and timeout, the files that make up the installed torch and Triton, and the probe's
 facts with the volatile parts taken out (durations, notes, the raw live answer). Those facts include
-the relevant environment variables (`probe/env.py`), the compilers and their answers, the cache
+the relevant environment variables (`envvars.py`), the compilers and their answers, the cache
 directories, the GPUs and the driver: a fix that changes any of them is a new key.
 
 An outcome that says the canary could not run (no scratch space, a timeout, an interrupt, no result

@@ -19,7 +19,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, TypeVar
 
-from inductor_doctor.probe.env import relevant_env
+from inductor_doctor.envvars import relevant_env
 from inductor_doctor.probe.facts import (
     AbiInfo,
     CompilerInfo,

@@ -58,8 +58,8 @@ def file_key(path: Optional[str]) -> Optional[list]:
 
 
 def compiler_env() -> Sequence[Sequence[str]]:
-    """The compiler search-path variables set here (probe/env.py's list), as a key part."""
-    from inductor_doctor.probe.env import compiler_env as current
+    """The compiler search-path variables set here (envvars.py's list), as a key part."""
+    from inductor_doctor.envvars import compiler_env as current
 
     return current()
 

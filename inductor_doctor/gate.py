@@ -1,0 +1,300 @@
+"""`inductor_doctor.preflight(device)`: will `torch.compile` work here? One typed answer.
+
+Libraries decide whether to compile by hand and get it wrong both ways: an import that succeeds
+is no compile that will (unsloth#7704), and a gate drawn too broadly breaks setups that work
+(musubi-tuner#999). This asks the doctor's own checks, for one device only: the static rules and
+the canaries (in subprocesses, with a timeout), so a false "usable" is never the answer. Anything
+that cannot be confirmed (a canary that timed out or crashed otherwise) is "not usable", with the
+reason; a warning-level finding (autotuning slower, say) is logged, not gated on.
+
+A second call answers from a record kept under the doctor's cache directory, keyed by what the
+answer depends on and can be read without running anything: the doctor and its knowledge base,
+the interpreter, the torch / Triton / torch_xla installs, the C++ compiler Inductor would pick and
+its include directories (a header installed or removed changes them), the NVIDIA driver, and the
+relevant environment variables. Change any and the checks run again; a fixed problem is never
+replayed from the record.
+
+Importing this costs nothing in a process that already imports torch: no click, no rich; the
+check machinery loads only when a check has to run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+#: Findings at these statuses, of error severity, make a device unusable.
+BLOCKING = ("affected", "likely", "inconclusive")
+SCHEMA = "inductor-doctor/preflight/v1"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer: `usable`, and why. `bool(verdict)` is `usable`."""
+
+    usable: bool
+    device: str
+    reason: str  # one sentence a library can log as it is
+    findings: Tuple[Dict[str, Any], ...] = ()  # the deciding ones, as `check --format json` has them
+    workaround: Optional[str] = None  # the first thing to try, a command where there is one
+    warnings: Tuple[str, ...] = ()  # warning-level findings: worth logging, not gated on
+    cached: bool = False
+    duration_s: float = 0.0
+    checked: int = 0  # how many checks the answer rests on
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return self.usable
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "usable": self.usable,
+            "device": self.device,
+            "reason": self.reason,
+            "findings": list(self.findings),
+            "workaround": self.workaround,
+            "warnings": list(self.warnings),
+            "cached": self.cached,
+            "duration_s": round(self.duration_s, 3),
+            "checked": self.checked,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any], cached: bool = False, duration_s: float = 0.0) -> Verdict:
+        return cls(bool(d["usable"]), d["device"], d["reason"], tuple(d.get("findings") or ()),
+                   d.get("workaround"), tuple(d.get("warnings") or ()), cached, duration_s,
+                   int(d.get("checked") or 0))
+
+
+def preflight(
+    device: str = "cuda:0", *, timeout: Optional[float] = None, python: Optional[str] = None
+) -> Verdict:
+    """Whether `torch.compile` will work on `device` ("cpu", "cuda", "cuda:N", "xla").
+
+    `timeout` bounds each canary (seconds; the issue's own default otherwise); `python` is the
+    interpreter to judge (default: this one). Never raises for what it finds: a broken torch, no
+    compiler or no GPU is a verdict. A device string it does not know is a ValueError.
+    """
+    start = time.perf_counter()
+    device = normalize_device(device)
+    interpreter = python or sys.executable
+    key = fingerprint(device, interpreter)
+    record = _read(key)
+    if record is not None:
+        return Verdict.from_dict(record, cached=True, duration_s=time.perf_counter() - start)
+    try:
+        verdict = _check(device, python, timeout)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the doctor's own failure must not break the caller, nor say "usable"
+        reason = f"inductor-doctor could not check {device}: {type(exc).__name__}: {exc}"
+        return Verdict(False, device, reason, duration_s=time.perf_counter() - start)
+    verdict = Verdict(verdict.usable, verdict.device, verdict.reason, verdict.findings, verdict.workaround,
+                      verdict.warnings, False, time.perf_counter() - start, verdict.checked)
+    if _cacheable(verdict):
+        _write(key, verdict.to_dict())
+    return verdict
+
+
+def normalize_device(device: str) -> str:
+    d = str(device).strip().lower()
+    if d == "cuda":
+        return "cuda:0"
+    if d in ("cpu", "xla") or (d.startswith("cuda:") and d[5:].isdigit()):
+        return d
+    raise ValueError(f"unknown device {device!r}: use 'cpu', 'cuda', 'cuda:N' or 'xla'")
+
+
+# --- the checks ---------------------------------------------------------------------------------
+
+
+def _check(device: str, python: Optional[str], timeout: Optional[float]) -> Verdict:
+    from inductor_doctor.check.command import CheckRequest, run_check
+    from inductor_doctor.check.devices import DeviceFilter
+
+    kinds = ["toolchain", device] + (["cuda"] if device.startswith("cuda") else [])
+    report = run_check(CheckRequest(python=python, timeout_s=timeout, devices=DeviceFilter.only(*kinds)))
+    findings = [f.to_dict() for f in report.findings]
+    return decide(device, findings)
+
+
+def decide(device: str, findings: List[Dict[str, Any]]) -> Verdict:
+    """Usable only when no error-level finding is affected, likely, or could not be decided."""
+    blocking = [f for f in findings if f["severity"] == "error" and f["status"] in BLOCKING
+                and not f.get("suppressed")]
+    blocking.sort(key=lambda f: BLOCKING.index(f["status"]))
+    warnings = tuple(f"{f['id']} ({f['status']}): {f['reason']}" for f in findings
+                     if f["severity"] != "error" and f["status"] in ("affected", "likely"))
+    if not blocking:
+        reason = (f"torch.compile should work on {device}: {len(findings)} checks of known issues found "
+                  "nothing in the way")
+        return Verdict(True, device, reason, warnings=warnings, checked=len(findings))
+    first = blocking[0]
+    workaround = _first_workaround(first)
+    verb = "cannot be confirmed" if first["status"] == "inconclusive" else "will fail"
+    others = f" (and {len(blocking) - 1} more)" if len(blocking) > 1 else ""
+    reason = f"torch.compile {verb} on {device}: {first['id']} is {first['status']}{others}: "
+    reason += first["reason"]
+    if workaround:
+        reason += f"; try: {workaround}"
+    return Verdict(False, device, reason, tuple(blocking), workaround, warnings, checked=len(findings))
+
+
+def _first_workaround(finding: Dict[str, Any]) -> Optional[str]:
+    for w in finding.get("workarounds") or ():
+        if w.get("command"):
+            return str(w["command"])
+    for w in finding.get("workarounds") or ():
+        return str(w.get("text"))
+    return None
+
+
+def _cacheable(verdict: Verdict) -> bool:
+    """A verdict that rests on a timeout or a crash of another cause is asked again next time."""
+    return not any(f["status"] == "inconclusive" for f in verdict.findings)
+
+
+# --- the record ---------------------------------------------------------------------------------
+
+
+def fingerprint(device: str, python: str) -> str:
+    """What the answer depends on, read without running anything (a few stat calls)."""
+    from inductor_doctor import __version__
+
+    parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, _file(python)]
+    parts.append([_package(name, python) for name in ("torch", "triton", "torch_xla")])
+    parts.append(_compiler())
+    if os.path.abspath(python) == os.path.abspath(sys.executable):  # a venv's or conda's own headers
+        import sysconfig
+
+        parts.append(_file(os.path.join(sysconfig.get_paths()["include"], "Python.h")))
+    parts.append(_file("/proc/driver/nvidia/version"))
+    parts.append(sorted(_relevant_env().items()))
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+
+
+def _kb_version() -> str:
+    from inductor_doctor.kb import KB_VERSION
+
+    return KB_VERSION
+
+
+def _file(path: Optional[str]) -> Optional[List[Any]]:
+    if not path:
+        return None
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except OSError:
+        return None
+    return [real, st.st_size, st.st_mtime_ns]
+
+
+def _package(name: str, python: str) -> Any:
+    """The installed package's directory and version file, as (path, size, mtime) triples."""
+    if os.path.abspath(python) != os.path.abspath(sys.executable):
+        return _package_elsewhere(name, python)
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(spec, "origin", None) if spec else None
+    if not origin:
+        return None
+    folder = os.path.dirname(origin)
+    return [_file(folder), _file(os.path.join(folder, "version.py")), _file(origin)]
+
+
+def _package_elsewhere(name: str, python: str) -> Any:
+    import subprocess
+
+    code = ("import importlib.util as u, sys; s = u.find_spec(sys.argv[1]); "
+            "print(s.origin if s and s.origin else '')")
+    try:
+        out = subprocess.run([python, "-c", code, name], capture_output=True, text=True, timeout=30,
+                             check=False).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    if not out:
+        return None
+    folder = os.path.dirname(out)
+    return [_file(folder), _file(os.path.join(folder, "version.py")), _file(out)]
+
+
+#: Where the headers a compile needs live (Python.h, omp.h, the C++ library's): installing or
+#: removing one changes its directory's mtime. Globbed, never asked of the compiler (that runs it).
+HEADER_DIRS = (
+    "/usr/include", "/usr/local/include", "/usr/include/*-linux-gnu", "/usr/lib/gcc/*/*/include",
+    "/usr/lib/llvm-*/lib/clang/*/include", "/usr/lib/llvm-*/include", "/opt/homebrew/opt/libomp/include",
+)
+
+
+def _compiler() -> Any:
+    """The C++ compiler Inductor would pick (CXX, else g++, c++, clang++), the C compiler Triton
+    would, and the state of the header directories they search."""
+    import glob
+
+    cxx = os.environ.get("CXX") or next((c for c in ("g++", "c++", "clang++") if shutil.which(c)), None)
+    cc = os.environ.get("CC") or "gcc"
+    headers = [[d, _mtime(d)] for pattern in HEADER_DIRS for d in sorted(glob.glob(pattern))]
+    return [cxx, _file(shutil.which(cxx) if cxx else None), cc, _file(shutil.which(cc)), headers]
+
+
+def _mtime(path: str) -> Optional[int]:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _relevant_env() -> Dict[str, str]:
+    from inductor_doctor.envvars import relevant_env
+
+    env = dict(relevant_env())
+    for name in ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "TMPDIR", "CXX", "CC", "CXXFLAGS", "CFLAGS"):
+        env.setdefault(name, os.environ.get(name, ""))
+    return env
+
+
+def _dir() -> Optional[str]:
+    from inductor_doctor.paths import cache_dir
+
+    base = cache_dir()
+    return None if base is None else os.path.join(str(base), "preflight")
+
+
+def _read(key: str) -> Optional[Dict[str, Any]]:
+    base = _dir()
+    if base is None or os.environ.get("INDUCTOR_DOCTOR_NO_CACHE"):
+        return None
+    try:
+        with open(os.path.join(base, key + ".json"), encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
+
+
+def _write(key: str, data: Dict[str, Any]) -> None:
+    base = _dir()
+    if base is None:
+        return
+    from pathlib import Path
+
+    from inductor_doctor.files import write_text_atomic
+    from inductor_doctor.paths import private_dir
+
+    try:
+        private_dir(Path(base))
+        write_text_atomic(Path(base) / (key + ".json"), json.dumps(data), private=True)
+    except OSError:
+        pass  # no record: the next call checks again

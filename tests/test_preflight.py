@@ -1,0 +1,99 @@
+"""`inductor_doctor.preflight(device)` from a real Python process, as a library calls it.
+
+The library's process imports torch; preflight must not (nor click, nor rich), must say "not
+usable" with the reason in a real broken state (no compiler on PATH), "usable" in the normal one,
+and answer a second call from its record in 50 ms or less, from a fresh process too. A fixed
+problem is never replayed: the record is keyed by what the answer depends on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LIBRARY = r"""
+import json, sys, time
+import torch  # a library that calls preflight has torch imported already
+t0 = time.perf_counter()
+import inductor_doctor
+verdict = inductor_doctor.preflight("cpu", timeout=600)
+first_s = time.perf_counter() - t0
+loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("click", "rich", "typer"))
+print(json.dumps({"usable": bool(verdict), "reason": verdict.reason, "cached": verdict.cached,
+                  "workaround": verdict.workaround, "findings": [f["id"] for f in verdict.findings],
+                  "seconds": first_s, "loaded": loaded}))
+"""
+
+SECOND = r"""
+import json, time
+t0 = time.perf_counter()
+import inductor_doctor
+verdict = inductor_doctor.preflight("cpu")
+print(json.dumps({"usable": bool(verdict), "cached": verdict.cached, "ms": (time.perf_counter() - t0) * 1000}))
+"""
+
+
+def _run(code: str, tmp_path: Path, env=None) -> dict:
+    full = dict(os.environ)
+    full["INDUCTOR_DOCTOR_CACHE_DIR"] = str(tmp_path / "cache")
+    full.update(env or {})
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900, env=full)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _torch_or_skip() -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed for this interpreter")
+
+
+def test_usable_here_and_the_second_call_is_a_record(tmp_path):
+    _torch_or_skip()
+    first = _run(LIBRARY, tmp_path)
+    assert first["usable"] is True, first["reason"]
+    assert first["reason"].startswith("torch.compile should work on cpu")
+    assert first["loaded"] == [], "preflight loaded CLI machinery into the library's process"
+    seconds = [_run(SECOND, tmp_path) for _ in range(3)]
+    assert all(s["usable"] and s["cached"] for s in seconds)
+    assert min(s["ms"] for s in seconds) <= 50, seconds
+
+
+def test_no_compiler_is_not_usable_with_the_reason(tmp_path):
+    _torch_or_skip()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("python3", "python"):
+        (bindir / name).symlink_to(os.path.realpath(sys.executable))
+    verdict = _run(LIBRARY, tmp_path, env={"PATH": str(bindir)})
+    assert verdict["usable"] is False
+    assert "cxx-compiler-missing" in verdict["findings"]
+    assert verdict["reason"].startswith("torch.compile will fail on cpu: cxx-compiler-missing is affected")
+    assert verdict["workaround"]
+    # With the compiler back, the record of the broken state is not replayed.
+    back = _run(SECOND, tmp_path)
+    assert back["usable"] is True and back["cached"] is False
+
+
+def test_a_device_it_does_not_know_is_a_value_error():
+    import inductor_doctor
+
+    with pytest.raises(ValueError, match="unknown device"):
+        inductor_doctor.preflight("tpu:9")
+
+
+def test_a_missing_torch_is_a_verdict_not_an_exception(tmp_path):
+    """An interpreter without torch: not usable, the reason says so; nothing raised."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    code = ("import json, inductor_doctor; v = inductor_doctor.preflight('cpu', python=%r); "
+            "print(json.dumps({'usable': v.usable, 'reason': v.reason}))" % python)
+    verdict = _run(code, tmp_path)
+    assert verdict["usable"] is False and "torch-missing" in verdict["reason"]
