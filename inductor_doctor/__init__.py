@@ -4,7 +4,9 @@ Importing this package must stay cheap and must never import torch, triton or to
 has to keep working precisely when those are broken.
 """
 
-__version__ = "0.1.0"
+from inductor_doctor.version import __version__
+
+__all__ = ["__version__", "preflight", "Verdict"]
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]

@@ -19,8 +19,8 @@ from typing import Any, Callable, List, Optional, Sequence
 
 import click
 
-from inductor_doctor import __version__
 from inductor_doctor.codes import ExitCode, FailOn, UsageError
+from inductor_doctor.version import __version__
 
 ENV_PREFIX = "INDUCTOR_DOCTOR_"
 FORMATS = ("text", "json", "markdown")
@@ -91,8 +91,8 @@ def option(*decls: str, env: Optional[str] = None, **kw: Any) -> Callable[[Any],
     return click.option(*decls, cls=EnvOption, envvar=ENV_PREFIX + name.upper(), **kw)
 
 
-def format_option(choices: Sequence[str] = FORMATS) -> Callable[[Any], Any]:
-    return option("--format", "fmt", env="format", type=Choice(choices), default="text", show_default=True,
+def format_option(choices: Sequence[str] = FORMATS, default: str = "text") -> Callable[[Any], Any]:
+    return option("--format", "fmt", env="format", type=Choice(choices), default=default, show_default=True,
                   help="Output format (json: the document alone on stdout; progress goes to stderr).")
 
 
@@ -213,6 +213,54 @@ def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep
     with progress_display(enabled=not quiet) as progress:
         report = run_check(request, progress)
     return deliver(report, fmt, output, redact, policy, show_all=show_all)
+
+
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="One redacted block for a bug report.")
+@option("--log", metavar="FILE|-", default=None, help="Add the triage of the failing log (- reads stdin).")
+@option("--static", is_flag=True, default=False, help="No canaries: versions, files and symbols only.")
+@format_option(("markdown", "json"), default="markdown")
+@python_option()
+@output_option()
+@option("--no-redact", "no_redact", is_flag=True, default=False,
+        help="Keep user names and secret-looking values (the report is redacted by default).")
+@option("--quiet", "-q", is_flag=True, default=False, help="No progress display on stderr.")
+def report(log: Optional[str], static: bool, fmt: str, python: Optional[str], output: Optional[Path],
+           no_redact: bool, quiet: bool) -> int:
+    """What a bug report needs, in one collapsible Markdown block: torch's collect_env (every field),
+    the compile-stack facts, the known-issue verdicts, and with --log the failing log's triage."""
+    from inductor_doctor.render.progress import progress_display
+    from inductor_doctor.report.command import build_report
+
+    with progress_display(enabled=not quiet) as progress:
+        document = build_report(python=python, log=log, static=static, progress=progress)
+    return deliver(document, fmt, output, not no_redact)
+
+
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Workarounds, tried here, as commands.")
+@option("--shell", "as_shell", is_flag=True, default=False,
+        help="Print export/unset lines to eval: the verified workarounds; advice as comments.")
+@option("--dockerfile", "as_dockerfile", is_flag=True, default=False,
+        help="Print ENV/RUN lines for a Dockerfile: the verified workarounds; advice as comments.")
+@format_option(("text", "json"))
+@option("--no-verify", "no_verify", is_flag=True, default=False,
+        help="Do not re-run the checks with each environment workaround applied (nothing is verified).")
+@python_option()
+@output_option()
+@option("--quiet", "-q", is_flag=True, default=False, help="No progress display on stderr.")
+def fix(as_shell: bool, as_dockerfile: bool, fmt: str, no_verify: bool, python: Optional[str],
+        output: Optional[Path], quiet: bool) -> int:
+    """The last check's workarounds as commands: each environment workaround is tried here first (the
+    issue's check re-run with it applied) and offered as a command only if it came out clean; the rest
+    is advice. Never changes the system: eval "$(inductor-doctor fix --shell)" is yours to run."""
+    if as_shell and as_dockerfile:
+        raise UsageError("fix takes --shell or --dockerfile, not both")
+    from inductor_doctor.fix.command import build_fix
+    from inductor_doctor.render.progress import progress_display
+
+    with progress_display(enabled=not quiet) as progress:
+        document = build_fix(python=python, verify=not no_verify, progress=progress)
+    chosen = "shell" if as_shell else "dockerfile" if as_dockerfile else fmt
+    return deliver(document, chosen, output, redact=False)
 
 
 @app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Explain an issue, or triage a log.")

@@ -166,7 +166,7 @@ def _cacheable(verdict: Verdict) -> bool:
 
 def fingerprint(device: str, python: str) -> str:
     """What the answer depends on, read without running anything (a few stat calls)."""
-    from inductor_doctor import __version__
+    from inductor_doctor.version import __version__
 
     parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, _file(python)]
     parts.append([_package(name, python) for name in ("torch", "triton", "torch_xla")])

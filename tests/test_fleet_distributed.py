@@ -193,8 +193,9 @@ def test_hung_rank_is_named_and_stopped(tmp_path):
 def test_dead_rank_on_one_node_torchrun_tears_down_rank0_still_reports(tmp_path):
     """Rank 1's doctor is SIGKILLed (an OOM kill): torchrun SIGTERMs rank 0, which prints what it has."""
     env, tag = new_tagged_env()
-    env.update(fault_env(tmp_path, tag, FAULT="die", FAULT_RANK="1", FAULT_DIE_AFTER="4",
-                         INDUCTOR_DOCTOR_TIMEOUT="3", INDUCTOR_DOCTOR_GATHER_TIMEOUT="60"))
+    # Rank 0's canary outlives the kill (timeout 30 s > 4 s): torchrun's SIGTERM finds it checking.
+    env.update(fault_env(tmp_path, tag, FAULT="stop", FAULT_RANK="1", FAULT_DIE_AFTER="4",
+                         INDUCTOR_DOCTOR_TIMEOUT="30", INDUCTOR_DOCTOR_GATHER_TIMEOUT="60"))
     args = ["--only", "fault-hang", "--no-cache", "--format", "json"]
     [proc] = run_nodes([torchrun(2, args, wrapper=True)], env)
     assert_clean(tag)

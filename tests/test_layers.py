@@ -23,6 +23,7 @@ LAYERS: Tuple[Tuple[str, int], ...] = (
     ("inductor_doctor.files", 0),
     ("inductor_doctor.paths", 0),
     ("inductor_doctor.envvars", 0),
+    ("inductor_doctor.version", 0),
     ("inductor_doctor.probe.facts", 0),
     ("inductor_doctor.plan.inputs", 0),
     ("inductor_doctor.kb._releases", 0),

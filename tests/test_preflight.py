@@ -34,7 +34,8 @@ import json, time
 t0 = time.perf_counter()
 import inductor_doctor
 verdict = inductor_doctor.preflight("cpu")
-print(json.dumps({"usable": bool(verdict), "cached": verdict.cached, "ms": (time.perf_counter() - t0) * 1000}))
+ms = (time.perf_counter() - t0) * 1000
+print(json.dumps({"usable": bool(verdict), "cached": verdict.cached, "ms": ms}))
 """
 
 
@@ -93,7 +94,28 @@ def test_a_missing_torch_is_a_verdict_not_an_exception(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = str(venv / "bin" / "python")
-    code = ("import json, inductor_doctor; v = inductor_doctor.preflight('cpu', python=%r); "
-            "print(json.dumps({'usable': v.usable, 'reason': v.reason}))" % python)
+    code = (f"import json, inductor_doctor; v = inductor_doctor.preflight('cpu', python={python!r}); "
+            "print(json.dumps({'usable': v.usable, 'reason': v.reason}))")
     verdict = _run(code, tmp_path)
     assert verdict["usable"] is False and "torch-missing" in verdict["reason"]
+
+
+def test_the_documented_pattern_runs_eagerly_and_says_why(tmp_path):
+    """docs/preflight.md's example, as it is written, in a broken state: the result, eagerly, and
+    the reason and the workaround logged."""
+    import re
+
+    _torch_or_skip()
+    page = (Path(__file__).resolve().parent.parent / "docs" / "preflight.md").read_text()
+    example = next(b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "maybe_compile" in b)
+    script = tmp_path / "example.py"
+    script.write_text(example)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python3").symlink_to(os.path.realpath(sys.executable))
+    env = {**os.environ, "PATH": str(bindir), "INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "tensor([1.8415, 1.8415, 1.8415])" in proc.stdout
+    assert "running step eagerly: torch.compile will fail on cpu: cxx-compiler-missing" in proc.stderr
+    assert "to compile it: " in proc.stderr

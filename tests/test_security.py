@@ -218,7 +218,7 @@ def test_cache_store_creates_private_dirs_and_tightens_results(tmp_path, monkeyp
     (root / "last").chmod(0o755)
     assert cache.save_last("/usr/bin/python-b", {"results": []}) is None
     assert stat.S_IMODE((root / "last").stat().st_mode) == 0o700
-    assert cache.last_report("/usr/bin/python-a") == {"results": []}
+    assert cache.last_report("/usr/bin/python-a")["results"] == []
 
 
 @covers("cache-permissions")

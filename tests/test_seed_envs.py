@@ -39,17 +39,19 @@ def test_xla_donor_hash_is_ok_on_torch_xla_2_6_0():
     assert (row["device"], row["status"], row["basis"]) == ("xla", "ok", "canary"), row
 
 
-def test_xla_affected_verdict_does_not_depend_on_the_users_aliasing_setting():
-    """With XLA_ENABLE_PARAM_ALIASING=0 exported the user is safe, but the installed torch_xla is
-    not: the canary forces aliasing on for its first run; the static rule notes the setting."""
+def test_xla_with_the_workaround_in_effect_is_ok_and_says_why():
+    """With XLA_ENABLE_PARAM_ALIASING=0 exported, the user's programs do not hit the bug: the verdict
+    is about the stack as it runs here (a Dockerfile with that ENV passes its gate), and says that
+    the workaround is what keeps it ok, on this torch_xla that still has the bug."""
     py = venv_python("xla-2.5.1")
     env = {"XLA_ENABLE_PARAM_ALIASING": "0"}
     live = rows(run_json(["check", "--only", "xla-donor-hash", "--python", py, "--no-cache"], env=env,
                          timeout=900))["xla-donor-hash"]
-    assert live["status"] == "affected", live
+    assert (live["status"], live["basis"]) == ("ok", "canary"), live
+    assert "XLA_ENABLE_PARAM_ALIASING=0 as set here" in live["reason"], live["reason"]
     static = rows(run_json(["check", "--static", "--only", "xla-donor-hash", "--python", py, "--no-cache"],
                            env=env))["xla-donor-hash"]
-    assert (static["status"], static["basis"]) == ("likely", "version"), static
+    assert (static["status"], static["basis"]) == ("ok", "version"), static
     assert "XLA_ENABLE_PARAM_ALIASING=0 is set here" in static["reason"]
 
 

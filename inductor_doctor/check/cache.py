@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from inductor_doctor import __version__
 from inductor_doctor.files import write_text_atomic
 from inductor_doctor.paths import cache_dir, private_dir
+from inductor_doctor.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.check.runner import CanaryJob, CanaryRun
@@ -155,6 +155,10 @@ def save_last(python: str, report: Dict[str, Any]) -> Optional[str]:
     path = _last_path(python)
     if path is None:
         return "report not kept (no home directory: set HOME or INDUCTOR_DOCTOR_CACHE_DIR)"
+    import datetime
+
+    when = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    report = {**report, "meta": {**(report.get("meta") or {}), "finished_at": when}}
     try:
         private_dir(path.parent)
         write_text_atomic(path, json.dumps({"python": os.path.realpath(python), "report": report}),

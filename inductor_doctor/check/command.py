@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from inductor_doctor import __version__
 from inductor_doctor.check.devices import DeviceFilter
 from inductor_doctor.check.engine import CheckResult, Progress
 from inductor_doctor.model import (
@@ -25,6 +24,7 @@ from inductor_doctor.model import (
 )
 from inductor_doctor.probe.command import environment_of
 from inductor_doctor.probe.target import resolve_python
+from inductor_doctor.version import __version__
 
 
 class Terminated(KeyboardInterrupt):
@@ -47,6 +47,9 @@ class CheckRequest:
     extra_meta: Dict[str, Any] = field(default_factory=dict)
     #: This check's share of the devices (one torchrun rank's, say); None checks every device here.
     devices: Optional[DeviceFilter] = None
+    #: Whether this check becomes "the last check" of its interpreter (what `fix` reads); a check
+    #: run to try a workaround is not.
+    remember: bool = True
 
 
 def select_issues(only: Sequence[str], skip: Sequence[str]) -> List[KnownIssue]:
@@ -122,7 +125,7 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
         meta["exit_code"] = int(
             ExitCode.TERMINATED if isinstance(result.interrupted, Terminated) else ExitCode.INTERRUPTED
         )
-    elif not facts.python.error and request.use_cache and request.devices is None:
+    elif not facts.python.error and request.use_cache and request.devices is None and request.remember:
         from inductor_doctor.check.cache import save_last
 
         why = save_last(python, _report(environment, findings, meta).to_dict())

@@ -542,8 +542,8 @@ def build_document(
     missing: Sequence[Missing] = (),
     meta: Optional[Dict[str, Any]] = None,
 ) -> MergeDocument:
-    from inductor_doctor import __version__
     from inductor_doctor.kb import KB_VERSION
+    from inductor_doctor.version import __version__
 
     files = list(files) + [None] * (len(reports) - len(files))
     sources = [Source(report=r, file=f, order=n) for n, (r, f) in enumerate(zip(reports, files))]

@@ -171,9 +171,9 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
 
     Warning-severity predictions are reported but, as in `check`, do not fail the plan.
     """
-    from inductor_doctor import __version__
     from inductor_doctor.kb import KB_VERSION
     from inductor_doctor.kb import registry as default_registry
+    from inductor_doctor.version import __version__
 
     if not request.specs and not request.requirement_files:
         raise UsageError(

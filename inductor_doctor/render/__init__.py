@@ -1,7 +1,8 @@
 """Renderers: a command's document in, text out. Commands never print; only the CLI writes this.
 
 One module per document and format (`check_text`, `check_markdown`, `probe_text`, `list_text`,
-`explain_text`, `triage_text`, `fleet_text`, `fleet_markdown`); JSON is the document itself. Each
+`explain_text`, `triage_text`, `fleet_text`, `fleet_markdown`, `report_markdown`,
+`fix_shell`, ...); JSON is the document itself. Each
 renderer reads the document's `to_dict()` — the same data `--format json` prints — so the formats
 cannot say different things. Adding a format is adding a module and a line to `RENDERERS`.
 """
@@ -25,6 +26,10 @@ RENDERERS: Dict[Tuple[str, str], str] = {
     ("triage", "text"): "triage_text",
     ("merge", "text"): "fleet_text",
     ("merge", "markdown"): "fleet_markdown",
+    ("report", "markdown"): "report_markdown",
+    ("fix", "text"): "fix_text",
+    ("fix", "shell"): "fix_shell",
+    ("fix", "dockerfile"): "fix_dockerfile",
 }
 
 

@@ -452,8 +452,8 @@ def _run_check(ids: Sequence[str], python: Optional[str]) -> Dict[str, Any]:
 
 
 def to_dict(result: TriageResult) -> Dict[str, Any]:
-    from inductor_doctor import __version__
     from inductor_doctor.kb import KB_VERSION
+    from inductor_doctor.version import __version__
 
     matched = result.matched
     return {

@@ -1,0 +1,31 @@
+"""`fix --shell`: the verified workarounds as lines a POSIX shell can `eval`; advice as comments.
+
+Only a verified workaround becomes a command, exactly as the knowledge base writes it (a `mkdir -p`
+before the `export` that names the directory included); everything else is a comment, so that
+`eval "$(inductor-doctor fix --shell)"` can never install, upgrade or remove anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Mapping
+
+
+def render(data: Mapping[str, Any], **_: Any) -> str:
+    out: List[str] = [f"# inductor-doctor fix, from the check of {data.get('python')}"]
+    items = list(data.get("results") or [])
+    if not items:
+        out.append("# nothing to fix: the last check flagged no issue")
+    for item in items:
+        if item["verified"] and item["command"]:
+            out.append(f"# {item['issue']}: {item['how']}")
+            out.append(item["command"])
+    advice = [i for i in items if not (i["verified"] and i["command"])]
+    if advice:
+        out.append("# not verified here (advice; run by hand if it applies):")
+        for item in advice:
+            out.append(f"#   {item['issue']}: {_one_line(item['command'] or item['text'])}")
+    return "\n".join(out) + "\n"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
