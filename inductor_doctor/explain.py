@@ -24,6 +24,7 @@ class IssuePage:
     page: Optional[str] = None
     canary_source: Optional[str] = None
     here: List[Dict[str, Any]] = field(default_factory=list)  # this machine's last known findings
+    installed: Dict[str, str] = field(default_factory=dict)  # package -> version, from that check
     command: str = "explain"
 
     def to_dict(self) -> Dict[str, Any]:
@@ -35,6 +36,7 @@ class IssuePage:
             "page": self.page,
             "canary_source": self.canary_source,
             "here": list(self.here),
+            "installed": dict(self.installed),
         }
 
 
@@ -90,17 +92,22 @@ def issue_page(query: str, python: Optional[str] = None) -> IssuePage:
             canary = canary_path(issue["canary"]).read_text(encoding="utf-8")
         except OSError:
             canary = None
-    return IssuePage(issue, KB_VERSION, page, canary, _known_here(issue["id"], python))
+    here, installed = _known_here(issue["id"], python)
+    return IssuePage(issue, KB_VERSION, page, canary, here, installed)
 
 
-def _known_here(issue_id: str, python: Optional[str]) -> List[Dict[str, Any]]:
-    """This issue's findings from the last check of this interpreter, if that is still on record."""
+def _known_here(issue_id: str, python: Optional[str]) -> Tuple[List[Dict[str, Any]], Dict[str, str]]:
+    """This issue's findings from the last check of this interpreter, if that is still on record,
+    and the package versions that check saw (which workarounds are for the releases here)."""
     try:
-        from inductor_doctor.check.cache import last_findings
+        from inductor_doctor.check.cache import last_report
 
-        return [f for f in last_findings(python) if f.get("id") == issue_id]
+        report = last_report(python) or {"results": []}
+        packages = (report.get("environment") or {}).get("packages") or {}
+        installed = {str(k): str(v) for k, v in packages.items() if v}
+        return [f for f in report["results"] if f.get("id") == issue_id], installed
     except Exception:  # a missing or unreadable record only means "not known cheaply"
-        return []
+        return [], {}
 
 
 def issue_list() -> IssueList:

@@ -28,12 +28,12 @@ PLAIN = "_ZNK2at10TensorBase14const_data_ptrIlEEPKT_v"
 pytestmark = pytest.mark.slow
 
 
-def check(python: str, cxx: str, cxxflags: str = "") -> tuple:
+def check(python: str, cxx: str, cflags: str = "", cxxflags: str = "") -> tuple:
     """`inductor-doctor check --only const-data-ptr-abi`, as a user runs it: (exit code, result).
 
     No cache of any kind: every call really compiles the probe.
     """
-    env = {"CXX": cxx, "CXXFLAGS": cxxflags, "INDUCTOR_DOCTOR_NO_CACHE": "1"}
+    env = {"CXX": cxx, "CFLAGS": cflags, "CXXFLAGS": cxxflags, "INDUCTOR_DOCTOR_NO_CACHE": "1"}
     proc = run_cli(["check", "--only", ID, "--python", python, "--format", "json", "--no-cache", "-q"],
                    env=env)
     assert proc.stdout.strip(), proc.stderr[-2000:]
@@ -81,7 +81,7 @@ def test_clang19_with_torch_2_9_is_affected(torch29):
     assert "-std=c++17 -D_GLIBCXX_USE_CXX11_ABI=1" in reason, "torch 2.9's cpp_extension flags"
     assert facts["missing"] == [TN] and facts["exported_spelling"] == OLD
     commands = [w["command"] for w in result["workarounds"] if w["command"]]
-    assert 'export CXXFLAGS="$CXXFLAGS -fclang-abi-compat=17"' in commands
+    assert 'export CFLAGS="$CFLAGS -fclang-abi-compat=17"' in commands
     assert "export CXX=g++" in commands
     assert any("data_ptr<T>()" in w["text"] and w["command"] is None for w in result["workarounds"])
 
@@ -92,6 +92,14 @@ def test_clang19_with_abi_compat_17_is_ok(torch29):
     assert rc == 0 and result["status"] == "ok"
     assert facts["referenced"] == [OLD]
     assert "-fclang-abi-compat=17" in result["reason"], "the verdict is reported per compiler and flags"
+
+
+@pytest.mark.envs
+def test_clang19_with_the_flag_in_cxxflags_is_still_affected_and_says_where_it_belongs(torch29):
+    """CXXFLAGS reaches only the link line of an extension build: the old advice did not work."""
+    rc, result, _ = check(torch29, which_or_skip("clang++-19"), cxxflags="-fclang-abi-compat=17")
+    assert rc == 1 and result["status"] == "affected"
+    assert "put it in CFLAGS" in result["reason"]
 
 
 def test_clang19_with_torch_2_13_is_ok():
@@ -132,7 +140,7 @@ def test_the_check_needs_no_torch_import(torch29):
     t = target.query(torch29)
     info = torch_build.torch_info(t, packages(t))
     assert info is not None and info.version == "2.9.0+cu128"
-    result = abi.check(info, dict(os.environ, CXX=which_or_skip("clang++-19"), CXXFLAGS=""))
+    result = abi.check(info, dict(os.environ, CXX=which_or_skip("clang++-19"), CFLAGS=""))
     assert result.status == "affected" and result.missing == [TN]
     assert result.duration_s < 30
 
@@ -146,11 +154,11 @@ def test_a_verdict_is_remembered_only_for_the_same_compiler_flags_and_files(torc
     t = target.query(torch29)
     info = torch_build.torch_info(t, packages(t))
     clang = which_or_skip("clang++-19")
-    first = abi.check(info, dict(os.environ, CXX=clang, CXXFLAGS=""))
+    first = abi.check(info, dict(os.environ, CXX=clang, CFLAGS=""))
     abi._cache.clear()
-    again = abi.check(info, dict(os.environ, CXX=clang, CXXFLAGS=""))
+    again = abi.check(info, dict(os.environ, CXX=clang, CFLAGS=""))
     assert (first.cached, again.cached) == (False, True)
     assert again.status == first.status == "affected" and again.reason == first.reason
     abi._cache.clear()
-    other = abi.check(info, dict(os.environ, CXX=clang, CXXFLAGS="-fclang-abi-compat=17"))
+    other = abi.check(info, dict(os.environ, CXX=clang, CFLAGS="-fclang-abi-compat=17"))
     assert other.cached is False and other.status == "ok"

@@ -263,6 +263,25 @@ def test_libcuda_cases(tmp_path):
     assert only("libcuda-not-found", no_driver).status is Status.NOT_APPLICABLE
 
 
+def test_libcuda_from_triton_3_6_needs_no_plain_link_and_triton_2_1_ignores_the_variable(tmp_path):
+    """Triton 3.6 links -l:libcuda.so.1 (backends/nvidia/driver.py: libraries = ['libcuda.so.1']);
+    Triton 2.0-2.1 do not read TRITON_LIBCUDA_PATH."""
+    facts = make_facts(torch_version="2.10.0+cu128", cuda="12.8", triton=TritonInfo(version="3.6.0"),
+                       gpus=[h100()])
+    facts.cuda.driver_version = "570.86.15"
+    so1 = ["/usr/lib/x86_64-linux-gnu/libcuda.so.1"]
+    facts.cuda.libcuda_paths, facts.cuda.libcuda_so_unversioned = so1, False
+    o = only("libcuda-not-found", facts)
+    assert o.status is Status.OK and "-l:libcuda.so.1" in o.reason
+    old = make_facts(torch_version="2.1.2+cu121", cuda="12.1", triton=TritonInfo(version="2.1.0"),
+                     gpus=[h100()])
+    old.cuda.driver_version = "570.86.15"
+    old.cuda.libcuda_paths, old.cuda.libcuda_so_unversioned = so1, False
+    (tmp_path / "libcuda.so").write_text("")
+    old.env["TRITON_LIBCUDA_PATH"] = str(tmp_path)  # ignored by Triton 2.1: the ldconfig dir decides
+    assert only("libcuda-not-found", old).status is Status.AFFECTED
+
+
 def test_triton_c_compiler_from_probe_facts():
     facts = make_facts(torch_version="2.5.1+cu124", cuda="12.4", triton=TritonInfo(version="3.1.0"))
     facts.cc = CompilerInfo(command=None, works=False, chosen_by="triton get_cc default",

@@ -72,7 +72,9 @@ ISSUE = KnownIssue(
                    'export TORCHINDUCTOR_CACHE_DIR="$HOME/.cache/torchinductor"', "env"),
         Workaround("And Triton's, for kernels Triton compiles outside Inductor",
                    'export TRITON_CACHE_DIR="$HOME/.cache/triton"', "env"),
-        Workaround("Or move all temporary files off the noexec mount", 'export TMPDIR="$HOME/tmp"', "env"),
+        Workaround("Or move all temporary files off the noexec mount (the directory must exist: Python "
+                   "ignores a TMPDIR that does not, and Inductor stays in /tmp)",
+                   'mkdir -p "$HOME/tmp" && export TMPDIR="$HOME/tmp"', "env"),
     ),
     rule=rule,
 )

@@ -107,7 +107,11 @@ ISSUE = KnownIssue(
                   note="GCC's flag named as clang's problem in prose (pytorch#144601)"),
     ),
     workarounds=(
-        Workaround("Use GCC for Inductor on Linux (what PyTorch tests)", "export CXX=g++", "env"),
+        Workaround("Use GCC for Inductor on Linux (what PyTorch tests)", "export CXX=g++", "env",
+                   applies={"torch": ">=2.1"}),
+        Workaround("torch 2.0 does not read CXX: name the compiler in code before the first compile, "
+                   "e.g. torch._inductor.config.cpp.cxx = (\"g++\",)", None, "code",
+                   applies={"torch": "<2.1"}),
         Workaround("Or upgrade torch to a release whose cpp_builder recognises clang (2.9 and later)",
                    'pip install -U "torch>=2.9"', "upgrade"),
     ),

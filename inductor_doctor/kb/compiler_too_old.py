@@ -202,7 +202,11 @@ ISSUE = KnownIssue(
     ),
     workarounds=(
         Workaround("Install a newer GCC and point Inductor at it (Debian/Ubuntu example)",
-                   "apt-get install -y g++-12 && export CXX=g++-12", "install"),
+                   "apt-get install -y g++-12 && export CXX=g++-12", "install",
+                   applies={"torch": ">=2.1"}),
+        Workaround("torch 2.0 does not read CXX: name the compiler in code before the first compile, "
+                   "e.g. torch._inductor.config.cpp.cxx = (\"g++-12\",)", None, "code",
+                   applies={"torch": "<2.1"}),
         Workaround("RHEL/CentOS: enable a gcc-toolset and use its g++", None, "install"),
         Workaround("Or use conda-forge's compilers in the environment",
                    "conda install -c conda-forge cxx-compiler", "install"),

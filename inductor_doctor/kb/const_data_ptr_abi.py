@@ -55,6 +55,10 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         "library": abi.library,
     }
     reason = abi.reason or f"const_data_ptr ABI probe: {status.value}"
+    if status is Status.AFFECTED and "-fclang-abi-compat" in facts.env.get("CXXFLAGS", "") \
+            and "-fclang-abi-compat" not in facts.env.get("CFLAGS", ""):
+        reason += ("; CXXFLAGS holds -fclang-abi-compat, but an extension build passes CXXFLAGS to the "
+                   "linker only: put it in CFLAGS")
     return [RuleOutcome(status, reason, Basis.STATIC, device="toolchain", details=details)]
 
 
@@ -158,10 +162,20 @@ ISSUE = KnownIssue(
     ),
     workarounds=(
         Workaround(
-            "Keep clang's pre-18 mangling for the extension build (for CUDA sources, pass it to the host "
-            "compiler too: -Xcompiler -fclang-abi-compat=17), then rebuild the extension",
-            'export CXXFLAGS="$CXXFLAGS -fclang-abi-compat=17"',
+            "Keep clang's pre-18 mangling for the extension build, then rebuild it. Through CFLAGS: "
+            "setuptools and torch's ninja build put CFLAGS on every compile line, CXXFLAGS only on the "
+            "link line; torch.utils.cpp_extension.load() reads neither (pass "
+            "extra_cflags=['-fclang-abi-compat=17']); for CUDA sources add -Xcompiler "
+            "-fclang-abi-compat=17 to the host flags",
+            'export CFLAGS="$CFLAGS -fclang-abi-compat=17"',
             "env",
+            applies={"torch": ">=2.3,<2.12"},
+        ),
+        Workaround(
+            "FlashInfer's JIT builds read their own variable (flashinfer/jit/cpp_ext.py)",
+            'export FLASHINFER_EXTRA_CFLAGS="$FLASHINFER_EXTRA_CFLAGS -fclang-abi-compat=17"',
+            "env",
+            applies={"torch": ">=2.3,<2.12"},
         ),
         Workaround(
             "Build the extension with GCC, which mangles const_data_ptr the way libtorch exports it",

@@ -75,7 +75,11 @@ ISSUE = KnownIssue(
     ),
     workarounds=(
         Workaround("Install a C++ compiler (Debian/Ubuntu)", "apt-get install -y g++", "install"),
-        Workaround("Or point Inductor at one that exists", "export CXX=/usr/bin/g++", "env"),
+        Workaround("Or point Inductor at one that exists", "export CXX=/usr/bin/g++", "env",
+                   applies={"torch": ">=2.1"}),
+        Workaround("torch 2.0 does not read CXX: name the compiler in code before the first compile, "
+                   "e.g. torch._inductor.config.cpp.cxx = (\"/usr/bin/g++\",)", None, "code",
+                   applies={"torch": "<2.1"}),
         Workaround("On Windows, run from a 'x64 Native Tools Command Prompt for VS' so that cl.exe is on "
                    "PATH", None, "other"),
         Workaround("Where conda is available, let Inductor install g++ into its cache itself",

@@ -1,9 +1,12 @@
 """Triton cannot find or link libcuda: "libcuda.so cannot found!" / "cannot find -lcuda".
 
 Triton builds a small C launcher per kernel and links it with `-lcuda`. It looks for the driver
-library through `TRITON_LIBCUDA_PATH`, else the directories of `libcuda.so.1` in the `ldconfig -p`
-cache, else `LD_LIBRARY_PATH`; the linker then needs a plain `libcuda.so` there. Containers, WSL
-and Colab often have only `libcuda.so.1`, or a stale loader cache. The probe performs Triton's own
+library through `TRITON_LIBCUDA_PATH` (read from Triton 2.2; 2.0 and 2.1 ignore it), else the
+directories of `libcuda.so.1` in the `ldconfig -p` cache, else `LD_LIBRARY_PATH`; the linker then
+needs a plain `libcuda.so` there. From Triton 3.6 the launcher links `-l:libcuda.so.1` and the
+search asserts on `libcuda.so.1` (`backends/nvidia/driver.py`: `libraries = ['libcuda.so.1']`), so
+the plain link is needed no more; only a missing driver library still fails. Containers, WSL and
+Colab often have only `libcuda.so.1`, or a stale loader cache. The probe performs Triton's own
 search, so the rule is conclusive and needs no canary.
 """
 
@@ -12,9 +15,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, List
 
+from packaging.version import Version
+
 from inductor_doctor.kb._catalog import no_gpu, one
 from inductor_doctor.kb._gpus import hidden_reason
-from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.kb._rules import not_installed, release
 from inductor_doctor.model import (
     DeviceKind,
     KnownIssue,
@@ -28,6 +33,11 @@ from inductor_doctor.model import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import Facts
 
+#: Triton links `-l:libcuda.so.1` from here on: no plain libcuda.so needed.
+LINKS_SONAME = Version("3.6")
+#: Triton reads TRITON_LIBCUDA_PATH from here on.
+READS_ENV = Version("2.2")
+
 
 def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.triton is None or not facts.triton.version:
@@ -38,15 +48,22 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     hidden = hidden_reason(facts)
     if hidden:
         return no_gpu(f"{hidden}: Triton links no GPU launcher")
+    triton = release(facts.triton.version)
+    soname = triton is not None and triton >= LINKS_SONAME
+    needed = "libcuda.so.1" if soname else "libcuda.so"
     explicit = facts.env.get("TRITON_LIBCUDA_PATH")
-    if explicit:
-        if os.path.exists(os.path.join(explicit, "libcuda.so")):
-            return one(Status.OK, f"TRITON_LIBCUDA_PATH={explicit} holds libcuda.so")
-        return one(Status.AFFECTED, f"TRITON_LIBCUDA_PATH={explicit} has no libcuda.so: linking Triton's "
-                   "launcher fails with 'cannot find -lcuda'")
+    if explicit and (triton is None or triton >= READS_ENV):
+        if os.path.exists(os.path.join(explicit, needed)):
+            return one(Status.OK, f"TRITON_LIBCUDA_PATH={explicit} holds {needed}")
+        return one(Status.AFFECTED, f"TRITON_LIBCUDA_PATH={explicit} has no {needed}: "
+                   + ("Triton asserts 'libcuda.so cannot found!'" if soname else
+                      "linking Triton's launcher fails with 'cannot find -lcuda'"))
     if not cuda.libcuda_paths:
         return one(Status.AFFECTED, "no libcuda.so.1 in the ldconfig cache or LD_LIBRARY_PATH: Triton "
                    "asserts 'libcuda.so cannot found!'")
+    if soname:
+        return one(Status.OK, f"libcuda.so.1 found where Triton looks ({cuda.libcuda_paths[0]}); Triton "
+                   f"{facts.triton.version} links it by that name (-l:libcuda.so.1, from 3.6)")
     if cuda.libcuda_so_unversioned is False:
         where = ", ".join(sorted({os.path.dirname(p) for p in cuda.libcuda_paths}))
         return one(Status.AFFECTED, f"only libcuda.so.1 in {where}, no plain libcuda.so: Triton's "
@@ -86,12 +103,15 @@ ISSUE = KnownIssue(
     ),
     workarounds=(
         Workaround("Refresh the loader cache so that it lists libcuda.so.1", "ldconfig", "other"),
-        Workaround("Tell Triton where the driver library is (WSL keeps it in /usr/lib/wsl/lib)",
-                   "export TRITON_LIBCUDA_PATH=/usr/lib/wsl/lib", "env"),
-        Workaround("Create the unversioned link next to libcuda.so.1",
-                   "ln -s libcuda.so.1 \"$(dirname \"$(ldconfig -p | awk '/libcuda.so.1 /{print $NF; "
-                   "exit}')\")/libcuda.so\"",
-                   "other"),
+        Workaround("Tell Triton where the driver library is (WSL keeps it in /usr/lib/wsl/lib); Triton "
+                   "2.0 and 2.1 do not read this variable",
+                   "export TRITON_LIBCUDA_PATH=/usr/lib/wsl/lib", "env", applies={"triton": ">=2.2"}),
+        Workaround("Create the unversioned link next to libcuda.so.1 (Triton before 3.6 links -lcuda; from "
+                   "3.6 it links libcuda.so.1 itself and needs no link). The command stops when the loader "
+                   "cache lists no libcuda.so.1, instead of creating ./libcuda.so: run ldconfig first",
+                   "lib=\"$(ldconfig -p | awk '/libcuda\\.so\\.1 /{print $NF; exit}')\" && "
+                   "test -n \"$lib\" && ln -sf libcuda.so.1 \"$(dirname \"$lib\")/libcuda.so\"",
+                   "other", applies={"triton": "<3.6"}),
     ),
     rule=rule,
 )

@@ -124,7 +124,11 @@ ISSUE = KnownIssue(
                    "conda install -c conda-forge cxx-compiler && "
                    "export CXX=\"$CONDA_PREFIX/bin/x86_64-conda-linux-gnu-c++\"",
                    "install"),
-        Workaround("Clear kernels cached by another toolchain", "rm -rf /tmp/torchinductor_$USER", "other"),
+        Workaround("Clear the kernels cached by another toolchain, in the directory torch itself uses (it "
+                   "follows TORCHINDUCTOR_CACHE_DIR, TMPDIR and getpass.getuser(), not $USER, which "
+                   "containers often leave unset)",
+                   "d=\"$(python -c 'from torch._inductor.codecache import cache_dir; print(cache_dir())')\" "
+                   "&& rm -rf -- \"$d\"", "other"),
     ),
     rule=rule,
 )

@@ -74,8 +74,11 @@ ISSUE = KnownIssue(
     ),
     workarounds=(
         Workaround("Use GCC for Inductor (it ships OpenMP)", "export CXX=g++", "env"),
-        Workaround("Or install the LLVM OpenMP runtime for your clang (Debian/Ubuntu; match clang's "
-                   "major version)", "apt-get install -y libomp-dev", "install"),
+        Workaround("Or install the LLVM OpenMP runtime of your clang's own major version (Debian/Ubuntu: "
+                   "libomp-dev is the distribution's default LLVM, 14 on bookworm, whose omp.h clang 16 or "
+                   "19 does not search)",
+                   'apt-get install -y "libomp-$(${CXX:-clang++} -dumpversion | cut -d. -f1)-dev"',
+                   "install"),
         Workaround("macOS: install libomp", "brew install libomp", "install"),
     ),
     rule=rule,

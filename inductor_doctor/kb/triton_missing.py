@@ -27,6 +27,20 @@ from inductor_doctor.model import (
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import Facts
 
+#: torch minor -> the Triton minor its Linux wheels pin (kb/_data/releases.json; a test keeps the two
+#: in step). triton-windows follows the same numbering, and its newest release serves only the
+#: newest torch: an unpinned `pip install triton-windows` is the skew triton-version-skew reports.
+WINDOWS_TRITON = {"2.5": "3.1", "2.6": "3.2", "2.7": "3.3", "2.8": "3.4", "2.9": "3.5", "2.10": "3.6",
+                  "2.11": "3.6", "2.12": "3.7", "2.13": "3.7", "2.14": "3.8"}  # no triton-windows 3.9 yet
+
+
+def _windows(torch: str, triton: str) -> Workaround:
+    return Workaround(f"On Windows, install the community build of Triton made for torch {torch} "
+                      f"(triton-windows {triton}.x; unpinned, pip takes the newest, made for the "
+                      "newest torch)",
+                      f'pip install "triton-windows=={triton}.*"', "install",
+                      applies={"torch": f"=={torch}.*"})
+
 
 def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
@@ -93,8 +107,7 @@ ISSUE = KnownIssue(
             "for r in m.requires(\"torch\") if r.startswith(\"triton\")))')\"",
             "install",
         ),
-        Workaround("On Windows, install the community build of Triton for your torch",
-                   "pip install triton-windows", "install"),
+        *(_windows(torch, triton) for torch, triton in WINDOWS_TRITON.items()),
         Workaround(
             "Keep the GPU code eager, or compile only for the CPU, until Triton is available",
             None,

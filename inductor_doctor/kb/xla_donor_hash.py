@@ -79,8 +79,10 @@ ISSUE = KnownIssue(
     workarounds=(
         Workaround("Switch off input/output parameter aliasing (the canary re-runs with it to confirm)",
                    f"export {WORKAROUND_ENV}=0", "env"),
-        Workaround("Upgrade torch_xla (with the matching torch) to 2.6.0 or later",
-                   "pip install 'torch_xla>=2.6' 'torch>=2.6'", "upgrade"),
+        Workaround("Upgrade torch_xla and torch together, as an exact pair of one release (2.6.0 or later; "
+                   "torch_xla 2.9 declares no torch requirement, so `torch_xla>=2.6 torch>=2.6` resolves to "
+                   "torch_xla 2.9.0 with whatever torch is newest)",
+                   "pip install 'torch==2.6.0' 'torch_xla==2.6.0'", "upgrade"),
     ),
     rule=rule,
     canary=Canary(

@@ -9,7 +9,9 @@ at import time (flashinfer-ai/flashinfer#872, pytorch/pytorch#169926).
 
 Rather than predict that from version numbers, we ask the compiler: compile the one-line TU that
 uses the function against the installed headers, with the flags an extension build would use
-(`CXX`/`c++`, the `-std` torch's cpp_extension passes, `CXXFLAGS`, torch's `_GLIBCXX_USE_CXX11_ABI`),
+(`CXX`/`c++`, the `-std` torch's cpp_extension passes, `CPPFLAGS` and `CFLAGS` — what setuptools and
+torch's ninja build put on the compile line; `CXXFLAGS` reaches only their link line — and torch's
+`_GLIBCXX_USE_CXX11_ABI`),
 read the object's undefined symbols with pyelftools and look each up in libtorch_cpu.so's dynamic
 hash table. No torch import, no binutils: a torch whose import fails still gets a verdict. It costs
 one compile, about a second and ~180 MB for cc1plus; a conclusive verdict is remembered on disk
@@ -89,14 +91,18 @@ def _split_command(command: str) -> Tuple[Optional[str], List[str]]:
 
 
 def _flags(torch: TorchInfo, env: Mapping[str, str]) -> Tuple[List[str], List[str]]:
-    """`(flags shown to the user, include flags)`; CXXFLAGS last so that the user's choice wins."""
+    """`(flags shown to the user, include flags)`. The user's CFLAGS and CPPFLAGS come last, as on the
+    compile line of an extension build (setuptools' customize_compiler, which torch's BuildExtension
+    turns into the ninja rule); CXXFLAGS is left out because that build passes it to the linker only
+    (measured with torch 2.13 and setuptools 84: `tests/test_workarounds.py`)."""
     shown = [f"-std={extension_std(torch.path)}"]
     if torch.cxx11_abi is not None:
         shown.append(f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.cxx11_abi)}")
-    try:
-        shown += shlex.split(env.get("CXXFLAGS", ""))
-    except ValueError:
-        shown += env.get("CXXFLAGS", "").split()
+    for name in ("CFLAGS", "CPPFLAGS"):
+        try:
+            shown += shlex.split(env.get(name, ""))
+        except ValueError:
+            shown += env.get(name, "").split()
     inc = torch.include_dir or ""
     includes = ["-I", inc, "-I", os.path.join(inc, "torch", "csrc", "api", "include")]
     return shown, includes

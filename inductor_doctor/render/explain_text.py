@@ -27,7 +27,7 @@ def render(data: Mapping[str, Any], full: bool = False, **_: Any) -> str:
     out.para(issue["summary"])
     out.line()
     _here(out, data)
-    _workarounds(out, issue)
+    _workarounds(out, issue, data.get("installed") or {}, full)
     if issue.get("upstream"):
         out.para("Upstream: " + ", ".join(issue["upstream"]), DIM)
     if not full:
@@ -48,17 +48,34 @@ def _here(out: Writer, data: Mapping[str, Any]) -> None:
     out.line()
 
 
-def _workarounds(out: Writer, issue: Mapping[str, Any]) -> None:
+def _workarounds(out: Writer, issue: Mapping[str, Any], installed: Mapping[str, str], full: bool) -> None:
+    """Every workaround, or (when the last check of this machine saw the installed releases, and
+    without --full) those for the releases here: one made for another release is noise at best."""
     ways: List[Mapping[str, Any]] = list(issue.get("workarounds") or [])
     if not ways:
         return
+    hidden = 0
+    if installed and not full:
+        shown = [w for w in ways if _applies(w.get("applies") or {}, installed)]
+        hidden, ways = len(ways) - len(shown), shown
     out.para("What to do:", STRONG)
     for w in ways:
         only = ", ".join(f"{k}{v}" for k, v in (w.get("applies") or {}).items())
         out.hanging("-", w["text"] + (f" (only {only})" if only else ""), 2)
         if w.get("command"):
             out.hanging("$", w["command"], 4, COMMAND)
+    if hidden:
+        out.para(f"({hidden} more, for releases not installed here: --full shows them)", DIM, indent=2)
     out.line()
+
+
+def _applies(applies: Mapping[str, str], installed: Mapping[str, str]) -> bool:
+    from packaging.utils import canonicalize_name
+
+    from inductor_doctor.model import Workaround
+
+    versions = {canonicalize_name(k): [v] for k, v in installed.items()}
+    return Workaround("", applies={canonicalize_name(k): v for k, v in applies.items()}).applies_to(versions)
 
 
 def _full(data: Mapping[str, Any], color: bool) -> str:
