@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -43,15 +44,20 @@ CATALOG = (
 )  # fmt: skip
 
 SYSTEM_TORCH = Path(__import__("importlib.util").util.find_spec("torch").origin).parent
+SYSTEM_TORCH_VERSION = (re.search(r"__version__ = '([^']+)'", (SYSTEM_TORCH / "version.py").read_text()) or
+                        re.search("(.*)", "?")).group(1)
 
 
 def site(env: str) -> Path:
     return ENVS / env / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
 
 
-def torch_dir(env: Optional[str]) -> Path:
-    """torch's package directory in a cached venv (skip when not built), or the system one."""
+def torch_dir(env: Optional[str], version: Optional[str] = None) -> Path:
+    """torch's package directory in a cached venv (skip when not built), or the system one (skip
+    when it is not the `version` the test reads)."""
     if env is None:
+        if version and not SYSTEM_TORCH_VERSION.startswith(version):
+            pytest.skip(f"reads torch {version}'s source; this interpreter has torch {SYSTEM_TORCH_VERSION}")
         return SYSTEM_TORCH
     path = site(env) / "torch"
     if not path.is_dir():
@@ -330,7 +336,7 @@ def test_openmp_from_probe_facts():
     ],
 )
 def test_compiler_floor_read_from_torch(env, torch_version, kind, version, status):
-    facts = make_facts(torch_version=torch_version, torch_path=torch_dir(env))
+    facts = make_facts(torch_version=torch_version, torch_path=torch_dir(env, torch_version))
     facts.cxx = gcc(version) if kind == "gcc" else CompilerInfo(
         command="clang++", path="/usr/bin/clang++", kind="clang", version=version, works=True)
     assert only("compiler-too-old", facts).status is status
@@ -382,7 +388,7 @@ def test_clang_taken_for_gcc_by_torch_2_6():
     ],
 )
 def test_dynamo_python_gate_read_from_torch(env, torch_version, python, gil_disabled, status):
-    facts = make_facts(torch_version=torch_version, torch_path=torch_dir(env), python=python)
+    facts = make_facts(torch_version=torch_version, torch_path=torch_dir(env, torch_version), python=python)
     facts.python.gil_disabled = gil_disabled
     o = only("python-unsupported-by-dynamo", facts)
     assert o.status is status and o.basis is Basis.STATIC, o.reason

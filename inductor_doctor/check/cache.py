@@ -80,11 +80,14 @@ def _package_files(facts: Facts) -> List[Any]:
 
 
 class CanaryStore:
-    """Canary outcomes on disk, under the doctor's cache directory; `enabled=False` keeps nothing."""
+    """Canary outcomes on disk, under the doctor's cache directory; `enabled=False` keeps nothing.
+    `reuse=False` (`check --no-cache`) answers nothing from disk but still keeps what it ran: the
+    fresh outcome is the truest there is, and the next plain `check` should not pay for it again."""
 
-    def __init__(self, enabled: bool = True, facts: Optional[Facts] = None) -> None:
+    def __init__(self, enabled: bool = True, facts: Optional[Facts] = None, reuse: bool = True) -> None:
         root = cache_dir()
         self.root = root / "canaries" if enabled and root is not None else None
+        self.reuse = reuse
         self._facts_blob = json.dumps(stable_facts(facts.to_dict()), sort_keys=True, default=str) if facts \
             else ""
         self._files = _package_files(facts) if facts is not None else []
@@ -104,7 +107,7 @@ class CanaryStore:
 
     def load(self, key: Optional[str]) -> Optional[Dict[str, Any]]:
         """A stored run, or None: a missing, unreadable, truncated or foreign file is a miss."""
-        if key is None or self.root is None:
+        if key is None or self.root is None or not self.reuse:
             return None
         try:
             data = json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))

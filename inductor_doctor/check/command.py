@@ -125,7 +125,7 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
         meta["exit_code"] = int(
             ExitCode.TERMINATED if isinstance(result.interrupted, Terminated) else ExitCode.INTERRUPTED
         )
-    elif not facts.python.error and request.use_cache and request.devices is None and request.remember:
+    elif not facts.python.error and request.devices is None and request.remember:
         from inductor_doctor.check.cache import save_last
 
         why = save_last(python, _report(environment, findings, meta).to_dict())
@@ -181,7 +181,7 @@ def _examine(
 
         progress.phase("checking")
         jobs = request.jobs or default_jobs(len(facts.gpus))
-        store = CanaryStore(request.use_cache and not request.static, facts)
+        store = CanaryStore(not request.static, facts, reuse=request.use_cache)
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
                                timeout_s=request.timeout_s, jobs=jobs, store=store,
                                canary_env=machine_env(facts))

@@ -152,13 +152,20 @@ MARKER_ENV = "INDUCTOR_DOCTOR_CANARY"
 FULL_DISK_BYTES = 256 * 1024
 
 
+def compile_threads(base: Mapping[str, str]) -> str:
+    """Inductor's compile threads in a canary: one (canaries already run side by side, and a pool of
+    compile workers costs its own torch import), unless INDUCTOR_DOCTOR_COMPILE_THREADS says."""
+    value = base.get("INDUCTOR_DOCTOR_COMPILE_THREADS", "").strip()
+    return value if value.isdigit() and int(value) >= 1 else "1"
+
+
 def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str]) -> Dict[str, str]:
     """Fresh Inductor and Triton caches, one compile thread, unbuffered output."""
     env = dict(base)
     env.update(
         TORCHINDUCTOR_CACHE_DIR=str(scratch / "inductor"),
         TRITON_CACHE_DIR=str(scratch / "triton"),
-        TORCHINDUCTOR_COMPILE_THREADS="1",
+        TORCHINDUCTOR_COMPILE_THREADS=compile_threads(base),
         PYTHONUNBUFFERED="1",
         PYTHONDONTWRITEBYTECODE="1",
         TMPDIR=str(scratch / "tmp"),
@@ -358,15 +365,27 @@ def run_one(
     )
 
 
-def default_jobs(n_gpus: int = 0) -> int:
-    """Canaries are memory-hungry (torch alone is ~0.5-1 GB): bound by cores and by memory."""
-    cores = os.cpu_count() or 1
+def _available_gib() -> float:
+    """MemAvailable from /proc (no psutil import on the way to a cached answer), else psutil's."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 2**20
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         import psutil
 
-        mem_gib = psutil.virtual_memory().available / 2**30
+        return psutil.virtual_memory().available / 2**30
     except Exception:
-        mem_gib = 4.0
+        return 4.0
+
+
+def default_jobs(n_gpus: int = 0) -> int:
+    """Canaries are memory-hungry (torch alone is ~0.5-1 GB): bound by cores and by memory."""
+    cores = os.cpu_count() or 1
+    mem_gib = _available_gib()
     by_mem = max(1, int(mem_gib // 2.5))
     return max(1, min(cores + n_gpus, by_mem, 16))
 

@@ -15,7 +15,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence
 
 #: Bump when what is stored, or how it is computed, changes.
 VERSION = 1
@@ -98,3 +98,16 @@ def put(kind: str, key: Any, value: Dict[str, Any]) -> None:
         write_text_atomic(path, json.dumps(value, sort_keys=True))
     except OSError:
         pass
+
+
+def of_file(kind: str, path: str, compute: Callable[[str], Any]) -> Any:
+    """`compute(path)`, a pure function of that file, kept under its (path, size, mtime): for the
+    ELF readings a repeated check would otherwise parse again (and import pyelftools for)."""
+    key = file_key(path)
+    kept = get(kind, key) if key is not None else None
+    if kept is not None and "value" in kept:
+        return kept["value"]
+    value = compute(path)
+    if key is not None and value is not None:
+        put(kind, key, {"value": value})
+    return value

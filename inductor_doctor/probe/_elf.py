@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from typing import IO, Iterator, List, Optional, Tuple
+from typing import IO, TYPE_CHECKING, Iterator, List, Optional, Tuple
 
 from elftools.common.exceptions import ELFError
-from elftools.elf.dynamic import DynamicSegment
-from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerDefSection
-from elftools.elf.hash import ELFHashSection, ELFHashTable, GNUHashSection, GNUHashTable
+
+if TYPE_CHECKING:  # pragma: no cover - typing only; pyelftools' ELF parts load on first use (~30 ms)
+    from elftools.elf.elffile import ELFFile
 
 ELF_ERRORS = (OSError, ELFError, ValueError, KeyError, AttributeError, TypeError, IndexError)
 
@@ -24,6 +23,8 @@ ELF_ERRORS = (OSError, ELFError, ValueError, KeyError, AttributeError, TypeError
 @contextmanager
 def open_elf(path: str) -> Iterator[ELFFile]:
     """An ELFFile over an open file; raises OSError/ELFError like `open` and pyelftools do."""
+    from elftools.elf.elffile import ELFFile
+
     stream: IO[bytes] = open(path, "rb")
     try:
         yield ELFFile(stream)
@@ -35,6 +36,9 @@ class SymbolIndex:
     """Name → defined dynamic symbol, through the file's own hash table (never a full scan)."""
 
     def __init__(self, elf: ELFFile) -> None:
+        from elftools.elf.dynamic import DynamicSegment
+        from elftools.elf.hash import ELFHashSection, ELFHashTable, GNUHashSection, GNUHashTable
+
         self._tables: List[object] = []
         for sec in elf.iter_sections():
             if isinstance(sec, (GNUHashSection, ELFHashSection)):
@@ -64,12 +68,44 @@ class SymbolIndex:
         return False
 
 
-def comment_strings(elf: ELFFile) -> List[str]:
+def section_data(path: str, name: str) -> Optional[bytes]:
+    """One section's bytes, read with `struct` from the section headers: pyelftools' name lookup
+    parses every section first (the 400 MB libtorch_cpu.so's `.gnu.hash` included, ~40 ms), this
+    reads three small tables. None for a file that is not ELF or has no such section."""
+    import struct
+
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if len(head) < 52 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
+            return None
+        wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
+        (shoff,) = struct.unpack_from(end + ("Q" if wide else "I"), head, 0x28 if wide else 0x20)
+        entsize, count, strndx = struct.unpack_from(end + "HHH", head, 0x3A if wide else 0x2E)
+        if not shoff or not count or strndx >= count:  # no headers, or >= 0xff00 sections (escaped)
+            return None
+        f.seek(shoff)
+        table = f.read(entsize * count)
+        layout = end + ("IIQQQQ" if wide else "IIIIII")
+
+        def header(i: int) -> Tuple[int, int, int]:
+            name_at, _type, _flags, _addr, offset, size = struct.unpack_from(layout, table, i * entsize)
+            return name_at, offset, size
+
+        _, str_at, str_size = header(strndx)
+        f.seek(str_at)
+        names = f.read(str_size)
+        wanted = name.encode() + b"\0"
+        for i in range(count):
+            name_at, offset, size = header(i)
+            if names[name_at:name_at + len(wanted)] == wanted:
+                f.seek(offset)
+                return f.read(size)
+    return None
+
+
+def comment_strings(path: str) -> List[str]:
     """The `.comment` section: one string per toolchain that contributed objects (GCC, clang, ...)."""
-    sec = elf.get_section_by_name(".comment")
-    if sec is None:
-        return []
-    data = sec.data()
+    data = section_data(path, ".comment") or b""
     return [s.decode("utf-8", "replace").strip() for s in data.split(b"\0") if s.strip()]
 
 
@@ -96,6 +132,8 @@ def built_with(comments: List[str]) -> Optional[str]:
 
 def version_definitions(elf: ELFFile) -> List[str]:
     """The symbol versions a library defines (`GLIBCXX_3.4.30`, `CXXABI_1.3.13`, ...)."""
+    from elftools.elf.gnuversions import GNUVerDefSection
+
     out: List[str] = []
     for sec in elf.iter_sections():
         if isinstance(sec, GNUVerDefSection):

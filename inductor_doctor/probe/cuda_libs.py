@@ -35,8 +35,6 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from elftools.elf.gnuversions import GNUVerNeedSection, GNUVerSymSection
-
 from inductor_doctor.probe import _elf, loader
 from inductor_doctor.probe.facts import CudaLibInfo
 
@@ -301,6 +299,8 @@ def imports_from(path: str, soname: str) -> List[str]:
     """The symbols `path` imports with a version of `soname` (its .gnu.version_r names the file)."""
     out: List[str] = []
     with _elf.open_elf(path) as elf:
+        from elftools.elf.gnuversions import GNUVerNeedSection, GNUVerSymSection
+
         verneed = next((s for s in elf.iter_sections() if isinstance(s, GNUVerNeedSection)), None)
         versym = next((s for s in elf.iter_sections() if isinstance(s, GNUVerSymSection)), None)
         dynsym = elf.get_section_by_name(".dynsym")

@@ -113,6 +113,13 @@ def find_library(soname: str, target: Dict[str, object]) -> Optional[str]:
 
 def libstdcxx_versions(path: str) -> Tuple[Optional[str], Optional[str]]:
     """`(GLIBCXX max, CXXABI max)` from the library's ELF version definitions."""
+    from inductor_doctor.probe import _diskcache
+
+    glibcxx, cxxabi = _diskcache.of_file("libstdcxx-versions", path, _libstdcxx_versions)
+    return glibcxx, cxxabi
+
+
+def _libstdcxx_versions(path: str) -> list:
     with _elf.open_elf(path) as elf:
         names = _elf.version_definitions(elf)
-    return _elf.max_version(names, "GLIBCXX"), _elf.max_version(names, "CXXABI")
+    return [_elf.max_version(names, "GLIBCXX"), _elf.max_version(names, "CXXABI")]

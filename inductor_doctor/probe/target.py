@@ -2,6 +2,12 @@
 
 The target may be another venv, another Python version, or not Python at all; the script imports
 none of its packages and answers in one JSON line after a marker.
+
+Starting the interpreter is most of a repeated `check`'s wait (~90 ms here), and its answer changes
+only with what it reads: the interpreter binary, the `PYTHON*` variables (and HOME, for the user
+site), and the directories on its `sys.path` (an install or removal changes the directory's mtime,
+a `.pth` too), the include directory (`Python.h`) and the loader cache. So the answer is kept,
+with those stamps, and reused only while every stamp still holds.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from inductor_doctor.model import UsageError
 from inductor_doctor.probe._proc import run
@@ -22,10 +28,38 @@ MARKER = marker("describe.py")
 
 
 def query(python: str, timeout_s: float = 20.0) -> Dict[str, Any]:
-    """The target's self-description, or `{"error": "..."}` when it is not a working Python.
+    """The target's self-description, or `{"error": "..."}` when it is not a working Python; kept
+    while nothing it depends on has changed (never an error: a fix shows at once)."""
+    from inductor_doctor.probe import _diskcache
 
-    Runs from a temporary directory, so that the doctor's working directory cannot shadow packages.
-    """
+    key = [_diskcache.file_key(python), sorted((k, v) for k, v in os.environ.items()
+                                               if k.startswith("PYTHON") or k == "HOME")]
+    kept = _diskcache.get("target", key) if key[0] is not None else None
+    answer = kept.get("answer") if kept is not None else None
+    if isinstance(answer, dict) and _stamps(answer) == kept.get("stamps"):  # type: ignore[union-attr]
+        return answer
+    answer = _ask(python, timeout_s)
+    if "error" not in answer and key[0] is not None:
+        _diskcache.put("target", key, {"answer": answer, "stamps": _stamps(answer)})
+    return answer
+
+
+def _stamps(answer: Dict[str, Any]) -> List[Any]:
+    """The mtimes of everything the answer was read from (None: not there)."""
+    dirs = list(answer.get("sys_path") or []) + list(answer.get("site_packages") or [])
+    dirs += [answer.get("include_dir"), "/etc/ld.so.cache"]
+    dirs += [os.path.dirname(p) for p in (answer.get("modules") or {}).values() if p]
+    out: List[Any] = []
+    for d in dirs:
+        try:
+            out.append([d, os.stat(d).st_mtime_ns] if d else None)
+        except OSError:
+            out.append([d, None])
+    return out
+
+
+def _ask(python: str, timeout_s: float) -> Dict[str, Any]:
+    """Runs from a temporary directory, so that the doctor's working directory cannot shadow packages."""
     with tempfile.TemporaryDirectory(prefix="indoc-target-") as tmp:
         res = run([python, str(script("describe.py"))], timeout_s=timeout_s, cwd=tmp, env=dict(os.environ))
     if res.error:

@@ -49,6 +49,12 @@ def read_version_py(path: str) -> Dict[str, Any]:
 
 
 def cxx11_abi_from_elf(libc10: str) -> Optional[bool]:
+    from inductor_doctor.probe import _diskcache
+
+    return _diskcache.of_file("cxx11-abi", libc10, _cxx11_abi_from_elf)
+
+
+def _cxx11_abi_from_elf(libc10: str) -> Optional[bool]:
     with _elf.open_elf(libc10) as elf:
         index = _elf.SymbolIndex(elf)
         for name, flag in CXX11_ABI_PROBES:
@@ -160,8 +166,7 @@ def torch_info(target: Dict[str, Any], packages: Dict[str, str]) -> Optional[Tor
         if os.path.exists(cpu):
             info.libtorch_cpu = cpu
             try:
-                with _elf.open_elf(cpu) as elf:
-                    comments = _elf.comment_strings(elf)
+                comments = _elf.comment_strings(cpu)
                 info.built_with = _elf.built_with(comments)
                 if len(comments) > 1:
                     info.notes.append("libtorch_cpu.so .comment: " + "; ".join(comments[:6]))

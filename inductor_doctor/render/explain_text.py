@@ -70,12 +70,27 @@ def _workarounds(out: Writer, issue: Mapping[str, Any], installed: Mapping[str, 
 
 
 def _applies(applies: Mapping[str, str], installed: Mapping[str, str]) -> bool:
-    from packaging.utils import canonicalize_name
+    """`Workaround.applies_to`, without loading the model (explain answers at once): a package
+    whose version is unknown here never hides a workaround."""
+    if not applies:
+        return True
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
 
-    from inductor_doctor.model import Workaround
+    def canon(name: str) -> str:
+        return name.lower().replace("_", "-").replace(".", "-")
 
-    versions = {canonicalize_name(k): [v] for k, v in installed.items()}
-    return Workaround("", applies={canonicalize_name(k): v for k, v in applies.items()}).applies_to(versions)
+    versions = {canon(k): v for k, v in installed.items()}
+    for name, spec in applies.items():
+        have = versions.get(canon(name))
+        if not have:
+            continue
+        try:
+            if not SpecifierSet(spec).contains(Version(Version(have).public), prereleases=True):
+                return False
+        except (InvalidSpecifier, InvalidVersion):
+            continue
+    return True
 
 
 def _full(data: Mapping[str, Any], color: bool) -> str:

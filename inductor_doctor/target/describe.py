@@ -132,6 +132,7 @@ def describe():
     guard("has_python_h", lambda: os.path.isfile(os.path.join(out.get("include_dir") or "", "Python.h")))
     guard("libdir", lambda: sysconfig.get_config_var("LIBDIR"))
     guard("site_packages", _site)
+    guard("sys_path", lambda: [p for p in sys.path if p])
     guard("glibc", _glibc)
     guard("packages", _dists)
     guard("torch_requires", lambda: _requires("torch"))

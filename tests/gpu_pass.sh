@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# One pass of the GPU verification kept in docs/gpu-verification.md, run from the checkout on a GPU
+# host. Every part writes PART.txt under $OUT and one timing line to $OUT/times.txt.
+#   OUT=dir bash tests/gpu_pass.sh [PART ...]    parts: tests check preflight report states bench
+# Extra wheels (pyelftools, jsonschema, ...) may wait in .whl/; they are installed beside, never into,
+# the interpreter under test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$(mktemp -d)}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+if ls .whl/*.whl >/dev/null 2>&1; then
+  SITE=$(mktemp -d)
+  "$PY" -m pip install -q --no-index --no-deps --target "$SITE" .whl/*.whl >/dev/null 2>&1
+  export PYTHONPATH="$SITE"
+fi
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export INDUCTOR_DOCTOR_CACHE_DIR="$OUT/doctor-cache"
+
+part() {  # part NAME COMMAND...: run it, keep its output, time it
+  local name=$1 start rc
+  shift
+  start=$EPOCHREALTIME
+  "$@" >"$OUT/$name.txt" 2>&1
+  rc=$?
+  awk -v n="$name" -v rc="$rc" -v s="$start" -v e="$EPOCHREALTIME" \
+    'BEGIN { printf "%-22s rc=%-3s %8.2f s\n", n, rc, e - s }' | tee -a "$OUT/times.txt"
+}
+
+doctor() { "$PY" -m inductor_doctor "$@"; }
+preflight() {
+  "$PY" -c 'import json, time; t = time.perf_counter(); import inductor_doctor as d
+v = d.preflight("cuda:0"); print(json.dumps({**v.to_dict(), "seconds_with_import": time.perf_counter() - t}))'
+}
+
+run_tests() {
+  "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/test_seed_gpu.py tests/test_gpu_catalog_gpu.py
+  "$PY" -m pytest -q -p no:cacheprovider tests/test_gpu_catalog.py tests/test_catalog.py
+}
+
+for p in "${@:-tests check preflight report states}"; do
+  for name in $p; do
+    case $name in
+      tests) part gpu-tests run_tests ;;
+      check)
+        part check-no-cache doctor check --no-cache -q --format json --output "$OUT/check.json"
+        part check-repeated doctor check -q
+        cp "$OUT/check-repeated.txt" "$OUT/check.txt" ;;
+      preflight)
+        part preflight-first preflight
+        part preflight-second preflight ;;
+      report)
+        part report doctor report --static -q
+        part fix doctor fix -q ;;
+      states) part gpu-states bash tests/gpu_states.sh "$PY" ;;
+      bench) part bench-speed "$PY" bench/bench_speed.py --runs 3 ;;
+      *) echo "unknown part $name" >&2; exit 2 ;;
+    esac
+  done
+done
