@@ -20,7 +20,7 @@ DEFAULT_TIMEOUT_S = 20.0
 #: the kernel, e.g. nvidia-smi in a hung driver, ignores SIGKILL until the kernel lets go).
 REAP_GRACE_S = 5.0
 #: How often a cancellable run looks at its cancel flag.
-POLL_S = 0.1
+POLL_S = 0.02
 
 
 @dataclass
