@@ -16,6 +16,11 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export INDUCTOR_DOCTOR_CACHE_DIR="$OUT/doctor-cache"
+# Bytecode compiled once, as an installed package has it (a checkout may be read-only, or the host
+# may set PYTHONDONTWRITEBYTECODE): timings would otherwise include recompiling every module.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$(mktemp -d)}
+"$PY" -m compileall -q inductor_doctor >/dev/null 2>&1
 
 part() {  # part NAME COMMAND...: run it, keep its output, time it
   local name=$1 start rc

@@ -46,7 +46,9 @@ def test_normal_state_flags_none_of_the_gpu_catalog():
 def test_an_older_nvjitlink_on_ld_library_path_breaks_torch_2_5():
     python = venv_python("xla-2.5.1")
     report = _check(python, env={"LD_LIBRARY_PATH": _cuda121()})
-    assert _new_flags(report, python) == {"cuda-libs-shadowed": "affected"}
+    # The cause, and its consequence: `import torch` itself fails there (torch-missing says how).
+    assert _new_flags(report, python) == {"cuda-libs-shadowed": "affected", "torch-missing": "affected"}
+    assert "undefined symbol: __nvJitLink" in _finding(report, "torch-missing")["reason"]
     f = _finding(report, "cuda-libs-shadowed")
     assert "undefined symbol: __nvJitLink" in f["reason"] and "_12_4" in f["reason"]
     assert "libcusparse.so.12" in f["reason"] and "LD_LIBRARY_PATH" in f["reason"]
@@ -68,7 +70,9 @@ def test_torch_2_6_is_not_shadowed_in_the_same_state():
 def test_a_too_old_nvjitlink_wheel_breaks_torch_2_6():
     python = venv_python("catalog-nvjitlink-skew")  # xla-2.6.0 with nvidia-nvjitlink-cu12 12.1.105
     report = _check(python)
-    assert _new_flags(report, venv_python("xla-2.6.0")) == {"cuda-libs-shadowed": "affected"}
+    assert _new_flags(report, venv_python("xla-2.6.0")) == {"cuda-libs-shadowed": "affected",
+                                                            "torch-missing": "affected"}
+    assert "undefined symbol" in _finding(report, "torch-missing")["reason"]
     f = _finding(report, "cuda-libs-shadowed")
     assert "torch's own libnvJitLink.so.12" in f["reason"] and "_12_4" in f["reason"]
     assert "pip install -U --force-reinstall nvidia-nvjitlink-cu12" in _commands(f)

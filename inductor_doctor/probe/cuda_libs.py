@@ -349,14 +349,54 @@ def same_build(a: str, b: str, head: int = 1 << 18) -> Optional[bool]:
         return None
 
 
+#: Where the loader looks besides the directories the replay names: its default directories.
+_SYSTEM_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/lib/x86_64-linux-gnu",
+                "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/local/lib", "/etc/ld.so.cache")
+
+
 def resolve(torch_dir: str, roots: Sequence[str], env: Mapping[str, str], executable: Optional[str],
             machine: str = "", cuda_major: Optional[str] = None) -> Tuple[List[CudaLibInfo], List[str]]:
-    """`(one CudaLibInfo per wheel library the import maps, notes)`; empty when torch ships none."""
+    """`(one CudaLibInfo per wheel library the import maps, notes)`; empty when torch ships none.
+
+    The replay reads a few dozen ELF files (a quarter of a second on a CUDA torch); its answer is a
+    function of those files and the directories searched, so it is kept with their mtimes (every
+    object mapped, its directory, LD_LIBRARY_PATH's, the loader's defaults and cache) and reused
+    while they all hold: a library dropped into a searched directory changes that directory."""
+    from dataclasses import asdict
+
+    from inductor_doctor.probe import _diskcache
+
+    key = [torch_dir, list(roots), env.get("LD_LIBRARY_PATH", ""), env.get("LD_PRELOAD", ""),
+           _diskcache.file_key(executable), machine, cuda_major]
+    kept = _diskcache.get("cuda-libs", key)
+    if kept is not None and kept.get("stamps") == _stamps(kept.get("paths") or []):
+        try:
+            return [CudaLibInfo(**d) for d in kept["libs"]], list(kept["notes"])
+        except (TypeError, KeyError):
+            pass
+    libs, notes, paths = _resolve(torch_dir, roots, env, executable, machine, cuda_major)
+    _diskcache.put("cuda-libs", key, {"libs": [asdict(x) for x in libs], "notes": notes, "paths": paths,
+                                      "stamps": _stamps(paths)})
+    return libs, notes
+
+
+def _stamps(paths: Sequence[str]) -> List[Optional[int]]:
+    out: List[Optional[int]] = []
+    for p in paths:
+        try:
+            out.append(os.stat(p).st_mtime_ns)
+        except OSError:
+            out.append(None)
+    return out
+
+
+def _resolve(torch_dir: str, roots: Sequence[str], env: Mapping[str, str], executable: Optional[str],
+             machine: str, cuda_major: Optional[str]) -> Tuple[List[CudaLibInfo], List[str], List[str]]:
     notes: List[str] = []
     wheels = wheel_libs(roots)
     if not wheels:
         return [], ["torch's CUDA libraries are not nvidia-* wheels here (a system or conda CUDA is "
-                    "expected in the loader's path)"]
+                    "expected in the loader's path)"], [*roots, *_SYSTEM_DIRS]
     lib = os.path.join(torch_dir, "lib")
     replay = Replay(env.get("LD_LIBRARY_PATH", "").split(":"), executable, machine)
     for entry in re.split(r"[\s:]+", env.get("LD_PRELOAD", "")):
@@ -401,7 +441,10 @@ def resolve(torch_dir: str, roots: Sequence[str], env: Mapping[str, str], execut
             elif soname.startswith(VERSIONED_PROVIDERS):
                 _check_wheel_pairing(info, replay)
         out.append(info)
-    return out, notes
+    read = sorted(replay.objects)
+    dirs = {os.path.dirname(p) for p in read} | {os.path.dirname(w) for w in wheels.values()}
+    dirs |= {d for d in env.get("LD_LIBRARY_PATH", "").split(":") if d}
+    return out, notes, [*read, *sorted(dirs), *roots, os.path.join(torch_dir, "__init__.py"), *_SYSTEM_DIRS]
 
 
 #: Wheel libraries whose importers bind to versioned symbols of a minimum release

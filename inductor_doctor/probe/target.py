@@ -32,8 +32,10 @@ def query(python: str, timeout_s: float = 20.0) -> Dict[str, Any]:
     while nothing it depends on has changed (never an error: a fix shows at once)."""
     from inductor_doctor.probe import _diskcache
 
-    key = [_diskcache.file_key(python), sorted((k, v) for k, v in os.environ.items()
-                                               if k.startswith("PYTHON") or k == "HOME")]
+    # The path as given, not only the file it resolves to: a venv's python is a symlink to its base
+    # interpreter and answers differently (pyvenv.cfg beside it).
+    key = [_diskcache.file_key(python), os.path.abspath(python),
+           sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON") or k == "HOME")]
     kept = _diskcache.get("target", key) if key[0] is not None else None
     answer = kept.get("answer") if kept is not None else None
     if isinstance(answer, dict) and _stamps(answer) == kept.get("stamps"):  # type: ignore[union-attr]
@@ -48,6 +50,7 @@ def _stamps(answer: Dict[str, Any]) -> List[Any]:
     """The mtimes of everything the answer was read from (None: not there)."""
     dirs = list(answer.get("sys_path") or []) + list(answer.get("site_packages") or [])
     dirs += [answer.get("include_dir"), "/etc/ld.so.cache"]
+    dirs += [os.path.join(answer["prefix"], "pyvenv.cfg")] if answer.get("prefix") else []
     dirs += [os.path.dirname(p) for p in (answer.get("modules") or {}).values() if p]
     out: List[Any] = []
     for d in dirs:
