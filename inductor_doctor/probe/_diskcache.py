@@ -5,7 +5,9 @@ parsing ATen); asking a compiler for its version or whether `<Python.h>` compile
 each. Their answers depend only on the files involved, so they are stored under a key made of
 those files' (path, size, mtime_ns) and the flags: a reinstalled torch or an upgraded compiler
 changes the key, never serves a stale answer. Failures are never stored, so fixing the environment
-shows up on the very next run. `INDUCTOR_DOCTOR_NO_CACHE=1` (or `set_enabled(False)`) turns it off.
+shows up on the very next run. `set_enabled(False)` (`check --no-cache`) asks everything afresh but
+still keeps the fresh answers, so that the next plain run sees the same facts (and reuses the
+canary outcomes keyed by them); `INDUCTOR_DOCTOR_NO_CACHE=1` turns it off entirely.
 """
 
 from __future__ import annotations
@@ -64,9 +66,10 @@ def compiler_env() -> Sequence[Sequence[str]]:
     return current()
 
 
-def _path(kind: str, key: Any) -> Optional[Path]:
+def _path(kind: str, key: Any, writing: bool = False) -> Optional[Path]:
     """Where `(kind, key)` is stored; None when caching is off, there is no key, or no cache dir."""
-    base = root() if enabled() and key is not None else None
+    on = not os.environ.get("INDUCTOR_DOCTOR_NO_CACHE") if writing else enabled()
+    base = root() if on and key is not None else None
     if base is None:
         return None
     blob = json.dumps([VERSION, kind, key], sort_keys=True, default=str).encode()
@@ -87,7 +90,7 @@ def get(kind: str, key: Any) -> Optional[Dict[str, Any]]:
 
 def put(kind: str, key: Any, value: Dict[str, Any]) -> None:
     """Store `value`; a read-only or full disk just means no cache."""
-    path = _path(kind, key)
+    path = _path(kind, key, writing=True)
     if path is None:
         return
     from inductor_doctor.files import write_text_atomic
