@@ -37,6 +37,10 @@ rows = [r for r in report["results"] if r["status"] != "not-applicable"
         and (r["device"].startswith("cuda") or r["id"] == "cuda-toolkit-missing")]
 for r in sorted(rows, key=lambda r: (r["device"], r["id"])):
     print("    %-10s %-28s %-13s %s" % (r["device"], r["id"], r["status"], r["reason"][:150]))
+for lib in (report.get("environment", {}).get("cuda") or {}).get("libs") or []:
+    if "LD_" in (lib.get("via") or ""):
+        print("    lib: %s via %s -> %s (same build as the wheel: %s)" % (
+            lib["soname"], lib["via"], lib["resolved"], lib.get("same_build")))
 devices = sorted({r["device"] for r in report["results"] if r["device"].startswith("cuda")})
 print("    devices: " + " ".join(devices))
 ' || sed 's/^/    stderr: /' "${TMPDIR:-/tmp}/indoc-state.err" | tail -5
@@ -53,8 +57,10 @@ catalog_gpu_states() {
   gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
   cuda_lib=$(ls -d /usr/local/cuda/targets/*/lib /usr/local/cuda/lib64 2>/dev/null | head -1)
   nonvcc=$(mktemp -d)
-  ln -s "$(command -v "$PY")" "$nonvcc/python3"
-  [ "$PY" = python3 ] || ln -s "$(command -v "$PY")" "$nonvcc/$(basename "$PY")"
+  # A wrapper, not a symlink: a venv's python found through a symlink elsewhere loses its venv.
+  printf '#!/bin/sh\nexec %s "$@"\n' "$(command -v "$PY")" > "$nonvcc/python3"
+  chmod +x "$nonvcc/python3"
+  [ "$PY" = python3 ] || cp "$nonvcc/python3" "$nonvcc/$(basename "$PY")"
 
   state "normal" "every cuda:N row present; cuda-devices-hidden ok; torch-gpu-arch-missing ok" \
     -CUDA_VISIBLE_DEVICES
