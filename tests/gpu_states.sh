@@ -76,7 +76,7 @@ catalog_gpu_states() {
   if [ -n "$cuda_lib" ]; then
     state "LD_LIBRARY_PATH=$cuda_lib" "cuda-libs-shadowed ok unless a wheel's dependency comes from there" \
       "LD_LIBRARY_PATH=$cuda_lib"
-    state "LD_PRELOAD=$cuda_lib/libcudart.so.*" "cuda-libs-shadowed likely: another libcudart is mapped first" \
+    state "LD_PRELOAD=$cuda_lib/libcudart.so.*" "cuda-libs-shadowed ok when the preloaded libcudart is the wheel's build (the lib: line says), else likely" \
       "LD_PRELOAD=$(ls "$cuda_lib"/libcudart.so.[0-9]* 2>/dev/null | head -1)"
   fi
   state "no nvcc, no CUDA_HOME" "cuda-toolkit-missing: /usr/local/cuda if it exists, else affected" \
