@@ -159,17 +159,18 @@ def _try(issue_id: str, effect: Dict[str, Optional[str]], python: Optional[str])
 
 @contextmanager
 def _environment(effect: Mapping[str, Optional[str]]) -> Iterator[None]:
+    """`effect` applied to os.environ (None unsets) for the block, then the variables as they were."""
     saved = {k: os.environ.get(k) for k in effect}
     try:
-        for k, v in effect.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _apply(effect)
         yield
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        _apply(saved)
+
+
+def _apply(values: Mapping[str, Optional[str]]) -> None:
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, List, Mapping
+from typing import Any, Mapping
+
+from inductor_doctor.render.fix_shell import head
 
 _MKDIR = re.compile(r"mkdir\s+-p\s+(\S.*?)\s*(?:&&|;|$)")
 
 
 def render(data: Mapping[str, Any], **_: Any) -> str:
-    out: List[str] = [f"# inductor-doctor fix, from the check of {data.get('python')}"]
-    items = list(data.get("results") or [])
-    if not items:
-        out.append("# nothing to fix: the last check flagged no issue")
+    out, items = head(data)
     for item in items:
         if not (item["verified"] and item["env"]):
             continue

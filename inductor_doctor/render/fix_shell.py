@@ -7,14 +7,20 @@ before the `export` that names the directory included); everything else is a com
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping
+from typing import Any, List, Mapping, Tuple
 
 
-def render(data: Mapping[str, Any], **_: Any) -> str:
+def head(data: Mapping[str, Any]) -> Tuple[List[str], List[Mapping[str, Any]]]:
+    """The comment lines every format of `fix` starts with, and the items."""
     out: List[str] = [f"# inductor-doctor fix, from the check of {data.get('python')}"]
     items = list(data.get("results") or [])
     if not items:
         out.append("# nothing to fix: the last check flagged no issue")
+    return out, items
+
+
+def render(data: Mapping[str, Any], **_: Any) -> str:
+    out, items = head(data)
     for item in items:
         if item["verified"] and item["command"]:
             out.append(f"# {item['issue']}: {item['how']}")
