@@ -20,10 +20,15 @@ from __future__ import annotations
 import getpass
 import os
 import re
+import struct
 import tempfile
+import time
 from typing import List, Mapping, Optional, Tuple
 
-from inductor_doctor.probe.facts import CacheDirInfo, CacheInfo
+from inductor_doctor.probe.facts import CacheDirInfo, CacheInfo, CacheScan
+
+#: How long the look for truncated objects may take per cache, however large the cache.
+SCAN_BUDGET_S = 0.1
 
 MOUNTS = "/proc/self/mounts"
 PSEUDO_FS = ("proc", "sysfs", "cgroup", "cgroup2", "devpts")
@@ -129,6 +134,51 @@ def probe_dir(name: str, path: str, source: str,
     return info
 
 
+def elf_truncated(path: str, size: int) -> bool:
+    """Whether the shared object is shorter than its own ELF header says (its section headers lie
+    past the end), or shorter than a header at all. Reads 64 bytes; a file that is not ELF is left
+    alone."""
+    if size < 64:
+        return True
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return False
+    if head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
+        return False
+    wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
+    (shoff,) = struct.unpack_from(end + ("Q" if wide else "I"), head, 0x28 if wide else 0x20)
+    entsize, count = struct.unpack_from(end + "HH", head, 0x3A if wide else 0x2E)
+    return shoff + entsize * count > size
+
+
+def scan(path: str, budget_s: float = SCAN_BUDGET_S) -> CacheScan:
+    """Truncated shared objects under `path`, looked for breadth first within `budget_s`."""
+    out = CacheScan()
+    deadline = time.monotonic() + budget_s
+    stack = [path]
+    while stack:
+        if time.monotonic() > deadline:
+            out.complete = False
+            break
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name.endswith(".so") and entry.is_file(follow_symlinks=False):
+                    out.objects += 1
+                    if elf_truncated(entry.path, entry.stat().st_size):
+                        out.truncated.append(entry.path)
+            except OSError:
+                continue
+    return out
+
+
 def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MOUNTS) -> CacheInfo:
     """Inductor's and Triton's cache directories as the target process would pick them."""
     env = os.environ if env is None else env
@@ -137,5 +187,8 @@ def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MO
     if not mounts:
         info.notes.append(f"could not read {mounts_file}: mount options unknown")
     for name, (path, source) in (("inductor", inductor_dir(env)), ("triton", triton_dir(env))):
-        info.dirs.append(probe_dir(name, path, source, mounts))
+        found = probe_dir(name, path, source, mounts)
+        if found.exists:
+            found.cache_scan = scan(path)
+        info.dirs.append(found)
     return info

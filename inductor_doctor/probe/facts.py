@@ -218,6 +218,17 @@ class XlaInfo:
 
 
 @dataclass
+class CacheScan:
+    """The shared objects in a compile cache whose ELF headers promise more than the file holds: a
+    write cut short (a full disk, a killed compile, a network file system), which the loader refuses
+    with "file too short" or "ELF load command past end of file"."""
+
+    truncated: List[str] = field(default_factory=list)
+    objects: int = 0  # shared objects looked at
+    complete: bool = True  # False: the time budget ran out first (the rest is unread)
+
+
+@dataclass
 class CacheDirInfo:
     """One directory the compile stack writes its compiled code to, and loads it back from."""
 
@@ -230,6 +241,8 @@ class CacheDirInfo:
     fs_type: Optional[str] = None
     mount_options: List[str] = field(default_factory=list)  # e.g. ["rw", "noexec"]
     error: Optional[str] = None
+    # What is in it (compile-cache-stale): never part of a canary's key, it changes with every compile.
+    cache_scan: Optional[CacheScan] = None
 
 
 @dataclass

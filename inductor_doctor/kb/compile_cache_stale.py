@@ -1,0 +1,101 @@
+"""A compile cache holding half-written shared objects, or kept on a network file system.
+
+Inductor and Triton write each compiled kernel's shared object into their cache and load it back,
+then and on every later run. A write cut short (a full disk, a compile killed mid-write, a network
+file system's delayed write) leaves a file the loader refuses forever after: `OSError: .../xy/
+cxyz....so: file too short` (pytorch#102539; a maintainer's advice, pytorch#180841: clear the
+cache); cut a little later, "cannot read file data"; later still, the process dies of SIGBUS
+(glibc 2.36, tried by hand on a real library cut at 40, 100-300 and 600+ bytes). On NFS, Lustre or GPFS, concurrent writers and client caching add "Stale file handle"
+(errno 116) and missing-file races (pytorch#173679, triton-lang/triton#11512, vllm#18956).
+
+The probe looks at the shared objects in both caches within a fixed time budget, however large the
+cache (an ELF header that promises section headers past the end of the file is a truncated write),
+and reads the cache's file-system type from the mount table. No canary: replaying the fault would
+need the fault.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.model import (
+    Basis,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+#: File systems whose clients cache and reorder writes: shared compile caches there race.
+NETWORK_FS = ("nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "smbfs", "fuse.sshfs",
+              "ceph", "fuse.ceph", "glusterfs", "fuse.glusterfs")
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    caches = facts.caches
+    if caches is None or not caches.dirs:
+        return [RuleOutcome(Status.INCONCLUSIVE, "the compile caches were not probed", Basis.STATIC)]
+    bad: List[str] = []
+    risky: List[str] = []
+    looked: List[str] = []
+    for d in caches.dirs:
+        scan = d.cache_scan
+        if scan is not None:
+            looked.append(f"{d.name} {scan.objects} objects" + ("" if scan.complete else ", in part"))
+            if scan.truncated:
+                more = f" and {len(scan.truncated) - 1} more" if len(scan.truncated) > 1 else ""
+                bad.append(f"{d.name} cache ({d.path}): {scan.truncated[0]}{more} is shorter than its "
+                           "ELF header says (a write cut short); loading it fails with 'file too short'")
+        if (d.fs_type or "") in NETWORK_FS:
+            risky.append(f"the {d.name} cache ({d.path}) is on {d.fs_type} ({d.mount_point})")
+    if bad:
+        return [RuleOutcome(Status.AFFECTED, "; ".join(bad), Basis.STATIC)]
+    if risky:
+        return [RuleOutcome(Status.LIKELY, "; ".join(risky) + ": concurrent compiles there race "
+                            "('Stale file handle', half-written files); put the caches on local disk",
+                            Basis.STATIC)]
+    where = ", ".join(looked) or "no cache directory yet"
+    return [RuleOutcome(Status.OK, f"no truncated object in the compile caches ({where}), none on a "
+                        "network file system", Basis.STATIC)]
+
+
+_CACHE = r"(?:torchinductor|\.triton/cache|triton/cache|inductor)"
+
+ISSUE = KnownIssue(
+    id="compile-cache-stale",
+    title="A compile cache with half-written shared objects ('file too short'), or on a network file system",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.TOOLCHAIN,),
+    upstream=("pytorch/pytorch#102539", "pytorch/pytorch#180841", "pytorch/pytorch#173679",
+              "triton-lang/triton#11512", "vllm-project/vllm#18956"),
+    aliases=("file-too-short", "stale-file-handle", "truncated-cache"),
+    summary=(
+        "Inductor and Triton load each kernel's shared object back from their cache, on this run and "
+        "every later one. A write cut short (a full disk, a compile killed mid-write) leaves a file "
+        "the loader refuses for good: `OSError: /tmp/torchinductor_<user>/wg/cwg....so: file too "
+        "short`. On NFS, Lustre or GPFS, concurrent writers add 'Stale file handle' and missing-file "
+        "races."
+    ),
+    signatures=(
+        Signature(_CACHE + r"\S*\.so: (?:file too short|cannot read file data)",
+                  note="the loader, on a shared object in a compile cache"),
+        Signature(r"Stale file handle", strength="partial",
+                  note="a network file system's error; a compile cache there is one cause among many"),
+    ),
+    workarounds=(
+        Workaround("Remove the truncated files (or the whole cache: it is rebuilt on the next compile)",
+                   'd="$(python -c \'from torch._inductor.codecache import cache_dir; print(cache_dir())\')" '
+                   '&& rm -rf -- "$d"', "other"),
+        Workaround("Keep the caches on local disk, one per node",
+                   'mkdir -p "/tmp/torchinductor_$(id -u)" && export TORCHINDUCTOR_CACHE_DIR='
+                   '"/tmp/torchinductor_$(id -u)" TRITON_CACHE_DIR="/tmp/torchinductor_$(id -u)/triton"',
+                   "env"),
+    ),
+    rule=rule,
+)
