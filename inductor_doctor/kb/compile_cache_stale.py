@@ -5,8 +5,9 @@ then and on every later run. A write cut short (a full disk, a compile killed mi
 file system's delayed write) leaves a file the loader refuses forever after: `OSError: .../xy/
 cxyz....so: file too short` (pytorch#102539; a maintainer's advice, pytorch#180841: clear the
 cache); cut a little later, "cannot read file data"; later still, the process dies of SIGBUS
-(glibc 2.36, tried by hand on a real library cut at 40, 100-300 and 600+ bytes). On NFS, Lustre or GPFS, concurrent writers and client caching add "Stale file handle"
-(errno 116) and missing-file races (pytorch#173679, triton-lang/triton#11512, vllm#18956).
+(glibc 2.36, tried by hand on a real library cut at 40, 100-300 and 600+ bytes). On NFS, Lustre
+or GPFS, concurrent writers and client caching add "Stale file handle" (errno 116) and missing-file
+races (pytorch#173679, triton-lang/triton#11512, vllm#18956).
 
 The probe looks at the shared objects in both caches within a fixed time budget, however large the
 cache (an ELF header that promises section headers past the end of the file is a truncated write),
