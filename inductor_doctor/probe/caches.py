@@ -28,7 +28,7 @@ from typing import List, Mapping, Optional, Tuple
 from inductor_doctor.probe.facts import CacheDirInfo, CacheInfo, CacheScan
 
 #: How long the look for truncated objects may take per cache, however large the cache.
-SCAN_BUDGET_S = 0.1
+SCAN_BUDGET_S = 0.05
 
 MOUNTS = "/proc/self/mounts"
 PSEUDO_FS = ("proc", "sysfs", "cgroup", "cgroup2", "devpts")
