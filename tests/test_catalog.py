@@ -65,6 +65,11 @@ def torch_dir(env: Optional[str], version: Optional[str] = None) -> Path:
     return path
 
 
+def in_venv(*values):
+    """A case that reads a cached venv: it runs with the `envs` tests, after .ci/run builds them."""
+    return pytest.param(*values, marks=pytest.mark.envs)
+
+
 def triton_dir(env: str) -> Path:
     path = site(env) / "triton"
     if not path.is_dir():
@@ -330,9 +335,9 @@ def test_openmp_from_probe_facts():
         (None, "2.13.0", "gcc", "9.4.0", Status.AFFECTED),  # -std=c++20 needs GCC 10
         (None, "2.13.0", "gcc", "12.2.0", Status.OK),
         (None, "2.13.0", "clang", "9.0.1", Status.AFFECTED),
-        ("xla-2.5.1", "2.5.1", "gcc", "8.3.0", Status.AFFECTED),  # c10/util/C++17.h: GCC 9
-        ("xla-2.5.1", "2.5.1", "gcc", "9.4.0", Status.OK),
-        ("xla-2.5.1", "2.5.1", "clang", "8.0.1", Status.AFFECTED),
+        in_venv("xla-2.5.1", "2.5.1", "gcc", "8.3.0", Status.AFFECTED),  # c10/util/C++17.h: GCC 9
+        in_venv("xla-2.5.1", "2.5.1", "gcc", "9.4.0", Status.OK),
+        in_venv("xla-2.5.1", "2.5.1", "clang", "8.0.1", Status.AFFECTED),
     ],
 )
 def test_compiler_floor_read_from_torch(env, torch_version, kind, version, status):
@@ -382,9 +387,9 @@ def test_clang_taken_for_gcc_by_torch_2_6():
         (None, "2.13.0", "3.11.7", False, Status.OK),
         (None, "2.13.0", "3.13.1", True, Status.AFFECTED),  # free-threaded below 3.13.3
         (None, "2.13.0", "3.13.5", True, Status.OK),
-        ("xla-2.5.1", "2.5.1", "3.13.0", False, Status.AFFECTED),
-        ("xla-2.6.0", "2.6.0", "3.13.5", True, Status.AFFECTED),  # 2.6 refuses every GIL-free build
-        ("torch-2.9-nodeps", "2.9.0", "3.14.0", False, Status.AFFECTED),
+        in_venv("xla-2.5.1", "2.5.1", "3.13.0", False, Status.AFFECTED),
+        in_venv("xla-2.6.0", "2.6.0", "3.13.5", True, Status.AFFECTED),  # 2.6 refuses every GIL-free build
+        in_venv("torch-2.9-nodeps", "2.9.0", "3.14.0", False, Status.AFFECTED),
     ],
 )
 def test_dynamo_python_gate_read_from_torch(env, torch_version, python, gil_disabled, status):

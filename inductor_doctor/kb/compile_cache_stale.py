@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
+from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     Basis,
     DeviceKind,
@@ -39,6 +40,8 @@ NETWORK_FS = ("nfs", "nfs4", "lustre", "gpfs", "beegfs", "cifs", "smb3", "smbfs"
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.torch is None or not facts.torch.version:
+        return not_installed("torch")  # no Inductor to load from a cache: nothing here to be "ok"
     caches = facts.caches
     if caches is None or not caches.dirs:
         return [RuleOutcome(Status.INCONCLUSIVE, "the compile caches were not probed", Basis.STATIC)]
