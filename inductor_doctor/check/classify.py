@@ -105,7 +105,8 @@ def _classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str
         pretty = ", ".join(f"{k} {v}" for k, v in versions.items())
         if result.get("exercised") == "partial":
             return Status.OK, f"{result.get('message') or 'part of it'}, clean", ()
-        return Status.OK, f"canary ran clean{' (' + pretty + ')' if pretty else ''}", ()
+        said = f": {result['message']}" if result.get("message") else ""
+        return Status.OK, f"canary ran clean{' (' + pretty + ')' if pretty else ''}{said}", ()
     if status == "missing":
         return Status.NOT_APPLICABLE, str(result.get("message", "a needed module is missing")), ()
     if status == "skip":

@@ -5,7 +5,9 @@ inductor-doctor itself is usually not installed. Usage: harness.py SCRIPT DEVICE
 
 A script that is not applicable here raises SystemExit("SKIP: <reason>"); one that could exercise
 only part of its failure path (imports, but no GPU to compile on) and found that part clean raises
-SystemExit("PARTIAL: <what it could run>"), so that a clean part never passes for a clean whole.
+SystemExit("PARTIAL: <what it could run>"), so that a clean part never passes for a clean whole; one
+that ran clean for a reason the user should read (a workaround already in effect) raises
+SystemExit("OK: <why>").
 While the script runs, where it is (its innermost frame, and its own line that led there) is written
 to $INDUCTOR_DOCTOR_STAGE_FILE twice a second: a canary stopped at its timeout can say what it was
 doing.
@@ -116,6 +118,8 @@ def main():
             result = {"status": "skip", "message": code[5:].strip()}
         elif isinstance(code, str) and code.startswith("PARTIAL:"):
             result = {"status": "ok", "exercised": "partial", "message": code[8:].strip()}
+        elif isinstance(code, str) and code.startswith("OK:"):  # clean, and what made it so
+            result = {"status": "ok", "message": code[3:].strip()}
         elif code not in (None, 0):
             result = {"status": "error", "exc_type": "SystemExit", "message": str(code)}
     except BaseException as exc:  # noqa: BLE001 - every failure is data here

@@ -80,9 +80,8 @@ def main(device):
     if os.environ.get("XLA_ENABLE_PARAM_ALIASING") == "0":
         rc, out = run_steps(device, "0")
         if rc == 0 and EXPECTED in out:
-            print("OK: " + EXPECTED + " with XLA_ENABLE_PARAM_ALIASING=0 as set here (the workaround in "
-                  "effect; this torch_xla still shows pytorch/xla#8464 without it)")
-            return
+            raise SystemExit("OK: " + EXPECTED + " with XLA_ENABLE_PARAM_ALIASING=0 as set here (the "
+                             "workaround of pytorch/xla#8464 in effect; not run without it)")
         sys.stdout.write(out[-6000:])
         raise RuntimeError("XLA_ENABLE_PARAM_ALIASING=0 is set, yet the xla#8464 steps "
                            + describe(rc, out))
