@@ -63,6 +63,15 @@ def test_when_nothing_is_wrong_the_last_line_says_so():
     assert "No known issue affects this environment: " in ending and ending.endswith(".")
 
 
+@pytest.mark.parametrize("only,says", [
+    ("compiler-too-old", "environment: 1 check ok, by a static rule"),
+    ("compiler-too-old,const-data-ptr-abi", "environment: 2 checks ok, 0 of them by running a canary"),
+])
+def test_the_last_line_counts_in_english(only: str, says: str):
+    out = run_cli(["check", "--static", "--only", only], env=NARROW).stdout
+    assert says in " ".join(" ".join(out.rstrip().splitlines()[-2:]).split()), out
+
+
 def test_wrapped_workarounds_keep_their_indent(tmp_path):
     out = run_cli(["explain", "block-mask-cpu"], env=NARROW).stdout
     block = [ln for ln in out.split("What to do:", 1)[1].strip("\n").split("\n\n", 1)[0].splitlines() if ln]

@@ -267,5 +267,8 @@ def final_line(data: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) ->
         return "Nothing was checked: no known issue can arise in this environment as probed."
     by_canary = sum(r.get("basis") == "canary" for r in decided)
     static = " (static checks only: run without --static to run the canaries)" if meta.get("static") else ""
-    return (f"No known issue affects this environment: {len(decided)} checks ok, {by_canary} of them by "
-            f"running a canary{static}.")
+    if len(decided) == 1:
+        how = "1 check ok, by running its canary" if by_canary else "1 check ok, by a static rule"
+    else:
+        how = f"{len(decided)} checks ok, {by_canary} of them by running a canary"
+    return f"No known issue affects this environment: {how}{static}."
