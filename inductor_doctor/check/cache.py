@@ -33,8 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 #: Bump when what is stored, or how the key is made, changes.
 VERSION = 2
-#: Fact fields that change from run to run without the environment changing.
-VOLATILE = frozenset({"duration_s", "notes", "live", "cached", "cache_scan"})
+#: Fact fields that change from run to run without the environment changing (`free_bytes` and
+#: `free_inodes`: what /dev/shm has left; its `full` flag is kept).
+VOLATILE = frozenset({"duration_s", "notes", "live", "cached", "cache_scan", "free_bytes", "free_inodes"})
 #: What a stored run keeps of the canary's output: enough to classify it again.
 KEEP_BYTES = 16 * 1024
 

@@ -11,6 +11,11 @@ segment from shared object". Both are plain file-system facts, read here without
   `<TRITON_HOME or ~>/.triton/cache`. Inductor points Triton at `<inductor dir>/triton/<device>`
   for the kernels it generates, so Triton's own default matters for user-written kernels.
 
+Inductor's parallel compile workers are a Python process pool, and every such pool needs POSIX
+semaphores, which glibc keeps as files in `/dev/shm`: where that is missing, read-only, not
+writable or full, the pool cannot start (compile-workers-fail). `probe_shm` reads it the same cheap
+way: one `statvfs`, one `access`, the mount table already read.
+
 Call: `gather_caches(env)` with the target's environment (the doctor's own by default); it never
 raises and takes a few milliseconds (a stat per path component and one read of /proc/self/mounts).
 """
@@ -21,17 +26,25 @@ import getpass
 import os
 import re
 import struct
+import sys
 import tempfile
 import time
 from typing import List, Mapping, Optional, Tuple
 
-from inductor_doctor.probe.facts import CacheDirInfo, CacheInfo, CacheScan
+from inductor_doctor.probe.facts import CacheDirInfo, CacheInfo, CacheScan, ShmInfo
 
 #: How long the look for truncated objects may take per cache, however large the cache.
 SCAN_BUDGET_S = 0.05
 
 MOUNTS = "/proc/self/mounts"
 PSEUDO_FS = ("proc", "sysfs", "cgroup", "cgroup2", "devpts")
+
+SHM = "/dev/shm"
+#: Less free than this in /dev/shm (or fewer inodes) and a pool's semaphores may not fit: each is a
+#: file of one page while it is created (a ProcessPoolExecutor makes about five), and whatever else
+#: uses /dev/shm (DataLoader batches, NCCL) comes and goes meanwhile.
+SHM_LOW_BYTES = 1 << 20
+SHM_LOW_INODES = 64
 
 
 def _user() -> str:
@@ -179,8 +192,55 @@ def scan(path: str, budget_s: float = SCAN_BUDGET_S) -> CacheScan:
     return out
 
 
+def _cpus() -> Optional[int]:
+    """CPUs this process may run on, as Inductor counts them (`torch._utils.cpu_count`)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count()
+
+
+def probe_shm(mounts: List[Tuple[str, str, List[str]]], path: str = SHM) -> ShmInfo:
+    """Whether a process pool can make its semaphores in /dev/shm: it exists, this user can write
+    there (a read-only mount refuses even root), and some space and inodes are left."""
+    info = ShmInfo(path=path, cpus=_cpus())
+    try:
+        info.exists = os.path.isdir(path)
+        if not info.exists:
+            info.writable = False
+            info.error = f"{path} does not exist"
+            return info
+        mount = mount_of(path, mounts)
+        if mount is not None:
+            info.mount_point, info.fs_type, info.mount_options = mount[0], mount[1], list(mount[2])
+        st = os.statvfs(path)
+        if st.f_blocks:  # 0: a tmpfs mounted without a size limit
+            info.size_bytes = st.f_blocks * st.f_frsize
+            info.free_bytes = st.f_bavail * st.f_frsize
+        if st.f_files:  # 0: no inode limit
+            info.free_inodes = st.f_favail
+        if "ro" in info.mount_options or st.f_flag & os.ST_RDONLY:
+            info.writable = False
+            info.error = f"{info.mount_point or path} is mounted read-only"
+        else:
+            # os.access asks the kernel, so it answers for this user (root passes everywhere).
+            info.writable = os.access(path, os.W_OK | os.X_OK)
+            if not info.writable:
+                info.error = f"{path} is not writable by this user"
+        low_space = info.free_bytes is not None and info.free_bytes < SHM_LOW_BYTES
+        low_inodes = info.free_inodes is not None and info.free_inodes < SHM_LOW_INODES
+        info.full = low_space or low_inodes
+        if info.full and info.error is None:
+            left = f"{info.free_bytes} bytes" if low_space else f"{info.free_inodes} inodes"
+            info.error = f"{path} is full ({left} left)"
+    except OSError as exc:
+        info.error = f"{type(exc).__name__}: {exc}"
+    return info
+
+
 def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MOUNTS) -> CacheInfo:
-    """Inductor's and Triton's cache directories as the target process would pick them."""
+    """Inductor's and Triton's cache directories as the target process would pick them, and
+    /dev/shm (Linux only: elsewhere POSIX semaphores do not live in files)."""
     env = os.environ if env is None else env
     mounts = read_mounts(mounts_file)
     info = CacheInfo()
@@ -191,4 +251,6 @@ def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MO
         if found.exists:
             found.cache_scan = scan(path)
         info.dirs.append(found)
+    if sys.platform.startswith("linux"):
+        info.shm = probe_shm(mounts)
     return info

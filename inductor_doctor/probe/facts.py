@@ -246,11 +246,37 @@ class CacheDirInfo:
 
 
 @dataclass
+class ShmInfo:
+    """POSIX shared memory, `/dev/shm`: where glibc keeps the semaphores of every Python process pool.
+
+    Inductor's parallel compile workers are such a pool (compile-workers-fail): it cannot start
+    where `/dev/shm` is missing, read-only, not writable by this user, or full (space or inodes).
+    """
+
+    path: str = "/dev/shm"
+    exists: Optional[bool] = None
+    writable: Optional[bool] = None  # by this user, a read-only mount included
+    mount_point: Optional[str] = None
+    fs_type: Optional[str] = None
+    mount_options: List[str] = field(default_factory=list)  # e.g. ["rw", "nosuid", "nodev", "noexec"]
+    size_bytes: Optional[int] = None  # None: unknown, or a tmpfs without a size limit
+    #: What is left; never part of a canary's key (it changes with every DataLoader batch).
+    free_bytes: Optional[int] = None
+    free_inodes: Optional[int] = None  # None: unknown, or no inode limit
+    full: Optional[bool] = None  # too little space or too few inodes left for a pool's semaphores
+    #: CPUs this process may run on: Inductor's default number of compile workers is min(32, cpus),
+    #: and with one CPU it starts no pool at all.
+    cpus: Optional[int] = None
+    error: Optional[str] = None  # why it cannot hold a semaphore, or why it could not be read
+
+
+@dataclass
 class CacheInfo:
-    """Inductor's and Triton's code caches (probe/caches.py)."""
+    """Inductor's and Triton's code caches, and /dev/shm that its compile workers need (probe/caches.py)."""
 
     dirs: List[CacheDirInfo] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    shm: Optional[ShmInfo] = None  # None: not probed (not Linux, or facts from an older doctor)
 
 
 @dataclass

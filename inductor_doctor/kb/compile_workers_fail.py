@@ -1,0 +1,243 @@
+"""Inductor's parallel compile workers fail: the worker pool dies, or cannot start.
+
+torch.compile hands its Triton kernels to a pool of compile worker processes (C++ kernels compile
+on threads). torch 2.0-2.3 fork that pool from the compiling process as Inductor is imported;
+from 2.4 it lives in a "sidecar" subprocess (`torch/_inductor/compile_worker/`, `SubprocPool`)
+unless `TORCHINDUCTOR_WORKER_START=fork|spawn` (read by 2.4-2.5 and 2.7 on, not 2.6) puts it back
+in the compiling process; from 2.5 it is started only where Triton is installed.
+
+Every such pool needs POSIX semaphores, which glibc keeps as files in /dev/shm. Where /dev/shm is
+missing (AWS Lambda), read-only, not writable or full (Docker's 64 MB, filled by DataLoader
+batches), making them fails: `OSError: [Errno 30] Read-only file system` (28 when full, 13 when
+not writable, 2 when missing), in multiprocessing's SemLock. Seen with torch 2.13 (CPU) and 2.11
+(H100): an in-process pool makes torch.compile fail (`BackendCompilerFailed: backend='inductor'
+raised: OSError: [Errno 30] Read-only file system`); the sidecar dies as it starts its pool
+("Uncaught exception in compile_worker subprocess", silenced by default from 2.8), torch 2.4.1-2.13
+never notice, and every Triton kernel then compiles in the main process, one at a time. From 2.14
+the parent notices, and the compile fails with "Attempting to use a closed pool" (read in the
+source; the same error as pytorch/torchtitan#3944, whose sidecar died of another cause).
+
+/dev/shm is a plain fact (probe/caches.py); the canary starts the real pool the way torch.compile
+does and has a worker compile a kernel.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Mapping, Optional
+
+from packaging.version import Version
+
+from inductor_doctor.kb._rules import not_installed, release, unknown
+from inductor_doctor.model import (
+    Basis,
+    Canary,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts, ShmInfo
+
+METHODS = ("subprocess", "fork", "spawn")
+#: What a log of Inductor's compile workers names, one word of which turns a generic match exact.
+INDUCTOR_WORDS = ("subproc_pool", "SubprocPool", "compile_worker", "async_compile", "AsyncCompile",
+                  "torch/_inductor", "torch._inductor", "inductor")
+
+
+def _outcome(status: Status, reason: str) -> List[RuleOutcome]:
+    return [RuleOutcome(status, reason, Basis.STATIC)]
+
+
+def forced_threads(version: Version, env: Mapping[str, str]) -> Optional[int]:
+    """TORCHINDUCTOR_COMPILE_THREADS as torch reads it (2.1 on; 2.0 reads no variable)."""
+    raw = env.get("TORCHINDUCTOR_COMPILE_THREADS")
+    if raw is None or version < Version("2.1"):
+        return None
+    try:
+        return int(raw.strip())
+    except ValueError:
+        return None
+
+
+def start_method(version: Version, env: Mapping[str, str]) -> str:
+    """How this torch starts its compile workers (torch/_inductor/config.py of each release)."""
+    if version < Version("2.4"):
+        return "fork"  # 2.0-2.1: hard-coded; 2.2-2.3: config.worker_start_method, no variable
+    if (version.major, version.minor) == (2, 6):
+        return "subprocess"  # 2.6 always uses the sidecar and reads no TORCHINDUCTOR_WORKER_START
+    return env.get("TORCHINDUCTOR_WORKER_START", "subprocess").strip()
+
+
+def errno_text(shm: ShmInfo) -> str:
+    """What multiprocessing's SemLock raises on this /dev/shm (each seen with torch 2.13)."""
+    if shm.exists is False:
+        return "FileNotFoundError: [Errno 2] No such file or directory"
+    if "ro" in shm.mount_options or (shm.error or "").endswith("read-only"):
+        return "OSError: [Errno 30] Read-only file system"
+    if shm.writable is False:
+        return "PermissionError: [Errno 13] Permission denied"
+    return "OSError: [Errno 28] No space left on device"
+
+
+def _size(n: Optional[int]) -> str:
+    if n is None:
+        return "no size limit"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _sidecar_fate(version: Version) -> str:
+    if version < Version("2.4.1"):
+        return ("the sidecar dies as it starts its pool, and torch 2.4.0 logs 'SubprocPool unclean exit' "
+                "(what then happens to the waiting compile was not verified)")
+    if version < Version("2.14"):
+        return ("the sidecar dies as it starts its pool ('Uncaught exception in compile_worker subprocess', "
+                "silenced unless TORCHINDUCTOR_WORKER_SUPPRESS_LOGGING=0 from torch 2.8), torch does not "
+                "notice, and every Triton kernel compiles in the main process, one at a time")
+    return ("the sidecar dies as it starts its pool, and torch fails the compile: 'Attempting to use a "
+            "closed pool'")
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    torch = facts.torch
+    if torch is None or not torch.version:
+        return not_installed("torch")
+    platform = facts.python.platform or ""
+    if platform and not platform.startswith("linux"):
+        return _outcome(Status.NOT_APPLICABLE, f"{platform}: multiprocessing's semaphores do not live in "
+                        "/dev/shm (and on Windows Inductor compiles in the main process)")
+    version = release(torch.version)
+    if version is None:
+        return unknown(f"the release of torch {torch.version}")
+    env = facts.env
+    threads = forced_threads(version, env)
+    if threads is not None and threads <= 1:
+        return _outcome(Status.NOT_APPLICABLE, f"TORCHINDUCTOR_COMPILE_THREADS={threads}: Inductor compiles "
+                        "in the main process and starts no worker pool")
+    shm = facts.caches.shm if facts.caches is not None else None
+    if threads is None and shm is not None and shm.cpus == 1:
+        return _outcome(Status.NOT_APPLICABLE, "one usable CPU: Inductor's default is one compile thread, "
+                        "and no worker pool")
+    method = start_method(version, env)
+    if method not in METHODS:
+        return _outcome(Status.AFFECTED, f"TORCHINDUCTOR_WORKER_START={method} is none of "
+                        f"{', '.join(METHODS)}: importing torch._inductor.config fails with "
+                        f"'AssertionError: Invalid start method: {method}'")
+    has_triton = facts.triton is not None and bool(facts.triton.version)
+    if version >= Version("2.5") and not has_triton:
+        aside = f"; /dev/shm would stop it: {shm.error}" if shm is not None and shm.error else ""
+        return _outcome(Status.OK, f"torch {torch.version} starts its compile worker pool only for Triton "
+                        "kernels, and Triton is not installed (Inductor's C++ kernels compile on threads)"
+                        + aside)
+    if shm is None:
+        return _outcome(Status.INCONCLUSIVE, "/dev/shm was not probed")
+    workers = (f"{threads} workers (TORCHINDUCTOR_COMPILE_THREADS)" if threads is not None
+               else f"{min(32, shm.cpus)} workers, one per CPU" if shm.cpus else "one worker per CPU")
+    pool = f"Inductor's '{method}' compile worker pool ({workers})"
+    if shm.error is None:
+        where = f"{shm.fs_type} at {shm.mount_point}" if shm.mount_point else shm.path
+        free = f", {_size(shm.free_bytes)} free" if shm.free_bytes is not None else ""
+        return _outcome(Status.OK, f"{shm.path} ({where}, {_size(shm.size_bytes)}{free}) is writable: {pool} "
+                        "can make its semaphores there")
+    error = errno_text(shm)
+    if method in ("fork", "spawn") and not shm.full:
+        why = ("torch < 2.4 always does" if version < Version("2.4")
+               else f"TORCHINDUCTOR_WORKER_START={method}")
+        return _outcome(Status.AFFECTED, f"{shm.error}: {pool} is made in the compiling process ({why}), "
+                        f"and multiprocessing cannot make its semaphores: torch.compile fails with '{error}'")
+    if method in ("fork", "spawn"):
+        return _outcome(Status.LIKELY, f"{shm.error}: {pool} is made in the compiling process; if its "
+                        f"semaphores do not fit, torch.compile fails with '{error}'")
+    return _outcome(Status.LIKELY, f"{shm.error}: {pool} cannot make its semaphores ('{error}'): "
+                    + _sidecar_fate(version))
+
+
+#: multiprocessing's SemLock (by name, or its file), then within a few lines (or on the same one) the
+#: error it raised making a semaphore in /dev/shm.
+_SEMLOCK_ERRORS = (r"(?:SemLock|multiprocessing[/\\]synchronize\.py)(?:[^\n]*\n){0,12}?[^\n]*?"
+                   r"(?:OSError|FileNotFoundError|PermissionError): \[Errno (?:2|13|28|30|38)\] "
+                   r"(?:Read-only file system|No space left on device|Permission denied|"
+                   r"No such file or directory|Function not implemented)")
+
+ISSUE = KnownIssue(
+    id="compile-workers-fail",
+    title="Inductor's parallel compile workers fail: the worker pool dies or cannot start",
+    severity=Severity.ERROR,
+    devices=(DeviceKind.TOOLCHAIN,),
+    upstream=(
+        "pytorch/pytorch#131070",
+        "pytorch/torchtitan#3944",
+        "daydreamlive/scope#750",
+        "pytorch/pytorch#126311",
+        "pytorch/pytorch#135120",
+        "pytorch/pytorch#131194",
+        "pytorch/pytorch#196972",
+    ),
+    aliases=("compile-worker-pool", "subproc-pool-closed", "dev-shm-compile-workers"),
+    summary=(
+        "torch.compile compiles Triton kernels in a pool of worker processes (from torch 2.4 inside a "
+        "'sidecar' subprocess). When the pool cannot start or dies, the compile fails ('Attempting to use "
+        "a closed pool', 'A compilation subprocess exited unexpectedly', SubprocException, "
+        "BrokenProcessPool) or, on torch 2.4.1-2.13, silently falls back to compiling every kernel in "
+        "the main process. A common cause: /dev/shm missing, read-only or full (containers, AWS Lambda), "
+        "where multiprocessing cannot make the pool's semaphores: 'OSError: [Errno 30] Read-only file "
+        "system' from SemLock. TORCHINDUCTOR_COMPILE_THREADS=1 compiles in the main process instead."
+    ),
+    signatures=(
+        # First: the cause, where the pool could not make its semaphores. The same SemLock error ends
+        # every Python process pool on such a host (numba on AWS Lambda, numba/numba#3344): only one
+        # in Inductor's compile workers is this issue.
+        Signature(_SEMLOCK_ERRORS,
+                  log_context=("compile_worker", "subproc_pool", "async_compile", "AsyncCompile",
+                               "compile worker pool"),
+                  note="the compile worker pool's semaphores cannot be made in /dev/shm"),
+        Signature(r"Uncaught exception in compile_worker subprocess",
+                  note="the sidecar died (torch >= 2.4; its log is silenced by default from 2.8)"),
+        Signature(r"Inductor compile worker sidecar \(pid \d+\) exited unexpectedly",
+                  note="torch >= 2.14 noticed the sidecar die"),
+        Signature(r"Attempting to use a closed pool", log_context=INDUCTOR_WORDS,
+                  note="a compile submitted to a pool whose sidecar already died (torch >= 2.9)"),
+        Signature(r"A compilation subprocess exited unexpectedly",
+                  note="a compile worker died (Inductor's message for BrokenProcessPool, torch >= 2.5)"),
+        Signature(r"SubprocPool unclean exit|failure in SubprocPool\._read_thread|SubprocPool closed",
+                  note="Inductor's parent lost the sidecar"),
+        # A user's own ProcessPoolExecutor, or a joblib/loky pool, breaks with the same words
+        # (NVIDIA-Merlin/HugeCTR#191): only one in Inductor's compile path is this issue.
+        Signature(r"BrokenProcessPool|process in the process pool was terminated abruptly",
+                  anchor=r"torch[/\\._]+_inductor|async_compile|compile_worker|codecache\.py",
+                  anchor_lines=25, anchor_says="Inductor's compile workers"),
+        Signature(r"SubprocException: An exception occurred in a subprocess", strength="partial",
+                  note="a job failed inside a compile worker: the cause is the traceback it carries"),
+    ),
+    workarounds=(
+        Workaround("Compile in the main process: Inductor then starts no worker pool (slower first compiles "
+                   "on many cores, nothing to fail)", "export TORCHINDUCTOR_COMPILE_THREADS=1", "env",
+                   applies={"torch": ">=2.1"}),
+        Workaround("torch 2.0 reads no variable: set torch._inductor.config.compile_threads = 1 before the "
+                   "first compile", None, "code", applies={"torch": "<2.1"}),
+        Workaround("Give /dev/shm room and make it writable. Docker: start the container with "
+                   "--shm-size=1g (its default is 64 MB) or --ipc=host; Kubernetes: mount an emptyDir with "
+                   "medium: Memory at /dev/shm; on a host, as root:",
+                   "mount -o remount,rw,size=1G /dev/shm", "other"),
+        Workaround("torch 2.4.0 talks to its sidecar over the sidecar's stdout, which anything printing "
+                   "there corrupts (pytorch#131070): upgrade to 2.4.1, which uses pipes of its own",
+                   "pip install --upgrade 'torch>=2.4.1'", "upgrade", applies={"torch": "==2.4.0"}),
+        Workaround("Where the sidecar itself fails (not /dev/shm: an in-process pool fails there too), go "
+                   "back to the pool forked from the compiling process",
+                   "export TORCHINDUCTOR_WORKER_START=fork", "env", applies={"torch": ">=2.4,!=2.6.*"}),
+    ),
+    rule=rule,
+    canary=Canary(
+        "compile_workers_fail.py",
+        devices=(DeviceKind.TOOLCHAIN,),
+        # ~15-20 s here: torch's import, the sidecar's own import of torch, one small C++ compile.
+        timeout_s=180.0,
+    ),
+)
