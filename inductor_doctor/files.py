@@ -9,6 +9,19 @@ from pathlib import Path
 from typing import Optional, Union
 
 
+def file_key(path: Optional[str]) -> Optional[list]:
+    """What identifies a file's content cheaply: its real path, size and mtime in nanoseconds (None
+    for no path, or one that cannot be read): the key of every record kept about a file."""
+    if not path:
+        return None
+    try:
+        real = os.path.realpath(path)
+        st = os.stat(real)
+    except OSError:
+        return None
+    return [real, st.st_size, st.st_mtime_ns]
+
+
 def write_text_atomic(path: Union[str, Path], text: str, private: bool = False) -> None:
     """Write via a temporary file in the same directory and rename, so readers never see half."""
     path = Path(path)

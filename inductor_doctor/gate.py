@@ -29,6 +29,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from inductor_doctor.files import file_key
+
 #: Findings at these statuses, of error severity, make a device unusable.
 BLOCKING = ("affected", "likely", "inconclusive")
 SCHEMA = "inductor-doctor/preflight/v1"
@@ -168,14 +170,14 @@ def fingerprint(device: str, python: str) -> str:
     """What the answer depends on, read without running anything (a few stat calls)."""
     from inductor_doctor.version import __version__
 
-    parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, _file(python)]
+    parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, file_key(python)]
     parts.append([_package(name, python) for name in ("torch", "triton", "torch_xla")])
     parts.append(_compiler())
     if os.path.abspath(python) == os.path.abspath(sys.executable):  # a venv's or conda's own headers
         import sysconfig
 
-        parts.append(_file(os.path.join(sysconfig.get_paths()["include"], "Python.h")))
-    parts.append(_file("/proc/driver/nvidia/version"))
+        parts.append(file_key(os.path.join(sysconfig.get_paths()["include"], "Python.h")))
+    parts.append(file_key("/proc/driver/nvidia/version"))
     parts.append(sorted(_relevant_env().items()))
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
 
@@ -184,17 +186,6 @@ def _kb_version() -> str:
     from inductor_doctor.kb import KB_VERSION
 
     return KB_VERSION
-
-
-def _file(path: Optional[str]) -> Optional[List[Any]]:
-    if not path:
-        return None
-    try:
-        real = os.path.realpath(path)
-        st = os.stat(real)
-    except OSError:
-        return None
-    return [real, st.st_size, st.st_mtime_ns]
 
 
 def _package(name: str, python: str) -> Any:
@@ -211,7 +202,7 @@ def _package(name: str, python: str) -> Any:
     if not origin:
         return None
     folder = os.path.dirname(origin)
-    return [_file(folder), _file(os.path.join(folder, "version.py")), _file(origin)]
+    return [file_key(folder), file_key(os.path.join(folder, "version.py")), file_key(origin)]
 
 
 def _package_elsewhere(name: str, python: str) -> Any:
@@ -227,7 +218,7 @@ def _package_elsewhere(name: str, python: str) -> Any:
     if not out:
         return None
     folder = os.path.dirname(out)
-    return [_file(folder), _file(os.path.join(folder, "version.py")), _file(out)]
+    return [file_key(folder), file_key(os.path.join(folder, "version.py")), file_key(out)]
 
 
 #: Where the headers a compile needs live (Python.h, omp.h, the C++ library's): installing or
@@ -246,7 +237,7 @@ def _compiler() -> Any:
     cxx = os.environ.get("CXX") or next((c for c in ("g++", "c++", "clang++") if shutil.which(c)), None)
     cc = os.environ.get("CC") or "gcc"
     headers = [[d, _mtime(d)] for pattern in HEADER_DIRS for d in sorted(glob.glob(pattern))]
-    return [cxx, _file(shutil.which(cxx) if cxx else None), cc, _file(shutil.which(cc)), headers]
+    return [cxx, file_key(shutil.which(cxx) if cxx else None), cc, file_key(shutil.which(cc)), headers]
 
 
 def _mtime(path: str) -> Optional[int]:

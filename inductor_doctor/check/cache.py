@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from inductor_doctor.files import write_text_atomic
+from inductor_doctor.files import file_key, write_text_atomic
 from inductor_doctor.paths import cache_dir, private_dir
 from inductor_doctor.version import __version__
 
@@ -49,17 +49,6 @@ def stable_facts(value: Any) -> Any:
     return value
 
 
-def _file_key(path: Optional[str]) -> Optional[List[Any]]:
-    if not path:
-        return None
-    try:
-        real = os.path.realpath(path)
-        st = os.stat(real)
-    except OSError:
-        return None
-    return [real, st.st_size, st.st_mtime_ns]
-
-
 def _digest(path: Path) -> Optional[str]:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -77,7 +66,7 @@ def _package_files(facts: Facts) -> List[Any]:
         paths.append(os.path.join(facts.triton.path, "__init__.py"))
     if facts.xla is not None and facts.xla.path:
         paths.append(os.path.join(facts.xla.path, "__init__.py"))
-    return [_file_key(p) for p in paths]
+    return [file_key(p) for p in paths]
 
 
 class CanaryStore:
@@ -100,7 +89,7 @@ class CanaryStore:
         script, wrapper = _digest(job.script), _digest(harness)
         if script is None or wrapper is None:
             return None
-        inputs = [VERSION, __version__, script, wrapper, _file_key(job.python), job.python, job.device,
+        inputs = [VERSION, __version__, script, wrapper, file_key(job.python), job.python, job.device,
                   sorted(job.env.items()), list(job.needs), job.timeout_s, self._files,
                   hashlib.sha256(self._facts_blob.encode()).hexdigest()]
         blob = json.dumps(inputs, sort_keys=True, default=str).encode()

@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence
 
+from inductor_doctor.files import file_key  # the probe modules key their records with it
+
 #: Bump when what is stored, or how it is computed, changes.
 VERSION = 1
 
@@ -45,18 +47,6 @@ def root() -> Optional[Path]:
 
     base = cache_dir()
     return base / "probe" if base is not None else None
-
-
-def file_key(path: Optional[str]) -> Optional[list]:
-    """What identifies a file's content cheaply: its real path, size and mtime in nanoseconds."""
-    if not path:
-        return None
-    try:
-        real = os.path.realpath(path)
-        st = os.stat(real)
-    except OSError:
-        return None
-    return [real, st.st_size, st.st_mtime_ns]
 
 
 def compiler_env() -> Sequence[Sequence[str]]:
