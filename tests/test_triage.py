@@ -426,3 +426,16 @@ def test_log_context_keeps_an_exact_match_exact_only_in_its_context():
     error = "x.cpp:288:10: error: conflicting declaration 'auto i8'\n"
     assert ids(run(error, issues), PARTIAL) == ["block-mask"]
     assert ids(run("torch.compile(create_block_mask)(...)\n" + error, issues), EXACT) == ["block-mask"]
+
+
+def test_a_long_repetitive_log_finds_the_same_literals_as_a_full_pass():
+    """Literals are looked for in a long log's distinct lines only: found exactly where a pass over
+    the whole log finds them (once, in a repeated line, at the very end, across a line break)."""
+    from inductor_doctor.triage.scan import _present
+
+    step = b"info step loss=0.5 lr=3e-4\n"
+    low = (step * 60000 + b"undefined symbol: _zn3c10\n" + step * 60000 + b"omp: error #15 at the end")
+    assert len(low) > (1 << 20)
+    literals = {b"undefined symbol: ", b"omp: error #15", b"loss=0.5 lr", b"lr=3e-4\ninfo step",
+                b"file too short", b"step loss=0.6"}
+    assert _present(low, literals) == {lit for lit in literals if lit in low}

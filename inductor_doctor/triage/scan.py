@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from inductor_doctor.model import KnownIssue, Signature, lines_before
 
@@ -194,15 +194,32 @@ def scan(data: bytes, low: bytes, probes: Sequence[_Probe]) -> List[SignatureHit
     several signatures share are searched once.
     """
     hits = []
-    found: Dict[bytes, List[int]] = {}
     # A literal that contains a shorter one is found through it: one pass fewer, same windows.
     literals = sorted({lit for p in probes for lit in p.literals or ()}, key=len)
     stand_in = {lit: next((o for o in literals if len(o) < len(lit) and o in lit), lit) for lit in literals}
+    keys = set(stand_in.values())
+    present = _present(low, keys)
+    found: Dict[bytes, List[int]] = {key: [] for key in keys - present}  # absent: no pass over the log
     for probe in probes:
         hit = _scan_literal(data, low, probe, found, stand_in) if probe.literals else _scan_lines(data, probe)
         if hit.count:
             hits.append(hit)
     return hits
+
+
+def _present(low: bytes, literals: Set[bytes]) -> Set[bytes]:
+    """The literals the log holds at all, each looked for in the log's distinct lines only.
+
+    Long logs repeat themselves (progress bars, a warning every step, one traceback a thousand
+    times), and a literal without a line break is in the log exactly when it is in one of its
+    distinct lines: one pass over the log finds those, then each literal costs a pass over them
+    instead of over the whole log. Only the few literals that are there get the full pass that
+    finds where (`_positions`).
+    """
+    if len(literals) < 4 or len(low) < (1 << 20):
+        return set(literals)  # small logs, or few literals: the full passes cost less than the dedup
+    distinct = b"\n".join(dict.fromkeys(low.split(b"\n")))
+    return {lit for lit in literals if (low if b"\n" in lit else distinct).find(lit) >= 0}
 
 
 def _finditer(probe: _Probe, data: bytes, lo: int, hi: int) -> Iterable[Tuple[int, int]]:
