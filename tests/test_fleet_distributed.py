@@ -215,7 +215,8 @@ def test_dead_node_is_named(tmp_path):
     default), so the report is read as it is printed and node 0's torchrun is stopped here.
     """
     env, tag = new_tagged_env()
-    env.update(fault_env(tmp_path, tag, FAULT="die", FAULT_RANK="1", FAULT_DIE_AFTER="8",
+    # Killed 2 s after it joined (rank_fault.sh waits for that), so it is named as dead, not as absent.
+    env.update(fault_env(tmp_path, tag, FAULT="die", FAULT_RANK="1", FAULT_DIE_AFTER="2",
                          INDUCTOR_DOCTOR_TIMEOUT="2", INDUCTOR_DOCTOR_GATHER_TIMEOUT="25"))
     port = free_port()
     args = ["--only", "fault-hang", "--no-cache", "--format", "json"]
