@@ -87,6 +87,7 @@ def test_pythons_own_semaphores_and_the_probe_in_each_state(state: str, error: s
         assert words in shm["error"] and shm["writable"] is writable and shm["full"] is full, shm
     else:
         assert shm["error"] is None and shm["writable"] is True and shm["full"] is False, shm
+    assert shm["read_only"] is (state == "read-only"), shm
 
 
 def _doctor(python: str, args: str) -> str:
@@ -188,7 +189,7 @@ def shm(**kw) -> CacheInfo:
     return CacheInfo(shm=ShmInfo(**base))
 
 
-READ_ONLY = dict(writable=False, mount_options=["ro"], error="/dev/shm is mounted read-only")
+READ_ONLY = dict(writable=False, read_only=True, mount_options=["ro"], error="/dev/shm is mounted read-only")
 TRITON = TritonInfo(version="3.5.0")
 
 

@@ -77,7 +77,7 @@ def errno_text(shm: ShmInfo) -> str:
     """What multiprocessing's SemLock raises on this /dev/shm (each seen with torch 2.13)."""
     if shm.exists is False:
         return "FileNotFoundError: [Errno 2] No such file or directory"
-    if "ro" in shm.mount_options or (shm.error or "").endswith("read-only"):
+    if shm.read_only:
         return "OSError: [Errno 30] Read-only file system"
     if shm.writable is False:
         return "PermissionError: [Errno 13] Permission denied"

@@ -219,7 +219,8 @@ def probe_shm(mounts: List[Tuple[str, str, List[str]]], path: str = SHM) -> ShmI
             info.free_bytes = st.f_bavail * st.f_frsize
         if st.f_files:  # 0: no inode limit
             info.free_inodes = st.f_favail
-        if "ro" in info.mount_options or st.f_flag & os.ST_RDONLY:
+        info.read_only = "ro" in info.mount_options or bool(st.f_flag & os.ST_RDONLY)
+        if info.read_only:
             info.writable = False
             info.error = f"{info.mount_point or path} is mounted read-only"
         else:

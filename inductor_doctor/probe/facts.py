@@ -256,6 +256,7 @@ class ShmInfo:
     path: str = "/dev/shm"
     exists: Optional[bool] = None
     writable: Optional[bool] = None  # by this user, a read-only mount included
+    read_only: Optional[bool] = None  # mounted read-only (its options, or the kernel's ST_RDONLY)
     mount_point: Optional[str] = None
     fs_type: Optional[str] = None
     mount_options: List[str] = field(default_factory=list)  # e.g. ["rw", "nosuid", "nodev", "noexec"]
