@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, List, Mapping, Optional
 
 from packaging.version import Version
 
+from inductor_doctor.kb._catalog import one, platform_is_linux
 from inductor_doctor.kb._rules import not_installed, release, unknown
 from inductor_doctor.model import (
-    Basis,
     Canary,
     DeviceKind,
     KnownIssue,
@@ -47,10 +47,6 @@ METHODS = ("subprocess", "fork", "spawn")
 #: What a log of Inductor's compile workers names, one word of which turns a generic match exact.
 INDUCTOR_WORDS = ("subproc_pool", "SubprocPool", "compile_worker", "async_compile", "AsyncCompile",
                   "torch/_inductor", "torch._inductor", "inductor")
-
-
-def _outcome(status: Status, reason: str) -> List[RuleOutcome]:
-    return [RuleOutcome(status, reason, Basis.STATIC)]
 
 
 def forced_threads(version: Version, env: Mapping[str, str]) -> Optional[int]:
@@ -109,54 +105,53 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     torch = facts.torch
     if torch is None or not torch.version:
         return not_installed("torch")
-    platform = facts.python.platform or ""
-    if platform and not platform.startswith("linux"):
-        return _outcome(Status.NOT_APPLICABLE, f"{platform}: multiprocessing's semaphores do not live in "
-                        "/dev/shm (and on Windows Inductor compiles in the main process)")
+    if platform_is_linux(facts) is False:
+        return one(Status.NOT_APPLICABLE, f"{facts.python.platform}: multiprocessing's semaphores do not "
+                   "live in /dev/shm (and on Windows Inductor compiles in the main process)")
     version = release(torch.version)
     if version is None:
         return unknown(f"the release of torch {torch.version}")
     env = facts.env
     threads = forced_threads(version, env)
     if threads is not None and threads <= 1:
-        return _outcome(Status.NOT_APPLICABLE, f"TORCHINDUCTOR_COMPILE_THREADS={threads}: Inductor compiles "
-                        "in the main process and starts no worker pool")
+        return one(Status.NOT_APPLICABLE, f"TORCHINDUCTOR_COMPILE_THREADS={threads}: Inductor compiles "
+                   "in the main process and starts no worker pool")
     shm = facts.caches.shm if facts.caches is not None else None
     if threads is None and shm is not None and shm.cpus == 1:
-        return _outcome(Status.NOT_APPLICABLE, "one usable CPU: Inductor's default is one compile thread, "
-                        "and no worker pool")
+        return one(Status.NOT_APPLICABLE, "one usable CPU: Inductor's default is one compile thread, "
+                   "and no worker pool")
     method = start_method(version, env)
     if method not in METHODS:
-        return _outcome(Status.AFFECTED, f"TORCHINDUCTOR_WORKER_START={method} is none of "
-                        f"{', '.join(METHODS)}: importing torch._inductor.config fails with "
-                        f"'AssertionError: Invalid start method: {method}'")
+        return one(Status.AFFECTED, f"TORCHINDUCTOR_WORKER_START={method} is none of "
+                   f"{', '.join(METHODS)}: importing torch._inductor.config fails with "
+                   f"'AssertionError: Invalid start method: {method}'")
     has_triton = facts.triton is not None and bool(facts.triton.version)
     if version >= Version("2.5") and not has_triton:
         aside = f"; /dev/shm would stop it: {shm.error}" if shm is not None and shm.error else ""
-        return _outcome(Status.OK, f"torch {torch.version} starts its compile worker pool only for Triton "
-                        "kernels, and Triton is not installed (Inductor's C++ kernels compile on threads)"
-                        + aside)
+        return one(Status.OK, f"torch {torch.version} starts its compile worker pool only for Triton "
+                   "kernels, and Triton is not installed (Inductor's C++ kernels compile on threads)"
+                   + aside)
     if shm is None:
-        return _outcome(Status.INCONCLUSIVE, "/dev/shm was not probed")
+        return one(Status.INCONCLUSIVE, "/dev/shm was not probed")
     workers = (f"{threads} workers (TORCHINDUCTOR_COMPILE_THREADS)" if threads is not None
                else f"{min(32, shm.cpus)} workers, one per CPU" if shm.cpus else "one worker per CPU")
     pool = f"Inductor's '{method}' compile worker pool ({workers})"
     if shm.error is None:
         where = f"{shm.fs_type} at {shm.mount_point}" if shm.mount_point else shm.path
         free = f", {_size(shm.free_bytes)} free" if shm.free_bytes is not None else ""
-        return _outcome(Status.OK, f"{shm.path} ({where}, {_size(shm.size_bytes)}{free}) is writable: {pool} "
-                        "can make its semaphores there")
+        return one(Status.OK, f"{shm.path} ({where}, {_size(shm.size_bytes)}{free}) is writable: {pool} "
+                   "can make its semaphores there")
     error = errno_text(shm)
     if method in ("fork", "spawn") and not shm.full:
         why = ("torch < 2.4 always does" if version < Version("2.4")
                else f"TORCHINDUCTOR_WORKER_START={method}")
-        return _outcome(Status.AFFECTED, f"{shm.error}: {pool} is made in the compiling process ({why}), "
-                        f"and multiprocessing cannot make its semaphores: torch.compile fails with '{error}'")
+        return one(Status.AFFECTED, f"{shm.error}: {pool} is made in the compiling process ({why}), "
+                   f"and multiprocessing cannot make its semaphores: torch.compile fails with '{error}'")
     if method in ("fork", "spawn"):
-        return _outcome(Status.LIKELY, f"{shm.error}: {pool} is made in the compiling process; if its "
-                        f"semaphores do not fit, torch.compile fails with '{error}'")
-    return _outcome(Status.LIKELY, f"{shm.error}: {pool} cannot make its semaphores ('{error}'): "
-                    + _sidecar_fate(version))
+        return one(Status.LIKELY, f"{shm.error}: {pool} is made in the compiling process; if its "
+                   f"semaphores do not fit, torch.compile fails with '{error}'")
+    return one(Status.LIKELY, f"{shm.error}: {pool} cannot make its semaphores ('{error}'): "
+                   + _sidecar_fate(version))
 
 
 #: multiprocessing's SemLock (by name, or its file), then within a few lines (or on the same one) the
