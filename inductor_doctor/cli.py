@@ -361,8 +361,6 @@ def deliver(document: Any, fmt: str, output: Optional[Path], redact: Optional[bo
 def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
     """The contract's exit codes: 1 for a finding at or above --fail-on, a plan that predicts an
     issue, or a log that matches none; an interrupted check keeps its signal's code."""
-    from inductor_doctor.model import exit_code_for
-
     meta = getattr(document, "meta", None) or {}
     if meta.get("interrupted"):
         return int(meta.get("exit_code", ExitCode.INTERRUPTED))
@@ -372,6 +370,8 @@ def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
     if command == "triage":
         return int(ExitCode.OK if document.matched else ExitCode.FINDINGS)
     if command in ("check", "merge") and policy is not None:
+        from inductor_doctor.model import exit_code_for  # the vocabulary; list and explain need none
+
         fail_on, warnings = policy
         return int(exit_code_for(document.findings, fail_on, warnings))
     return int(ExitCode.OK)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional, Union
 
@@ -26,6 +25,8 @@ def write_text_atomic(path: Union[str, Path], text: str, private: bool = False) 
     """Write via a temporary file in the same directory and rename, so readers never see half."""
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
+    import tempfile  # only a write pays for it (list and explain write nothing)
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

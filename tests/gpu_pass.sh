@@ -3,7 +3,8 @@
 # host. Every part writes PART.txt under $OUT and one timing line to $OUT/times.txt.
 #   OUT=dir bash tests/gpu_pass.sh [PART ...]    parts: tests check preflight report states bench
 # Extra wheels (pyelftools, jsonschema, ...) may wait in .whl/; they are installed beside, never into,
-# the interpreter under test.
+# the interpreter under test. .whl/doctor/ may hold the doctor's own wheel and its dependencies, for
+# the benchmark's new venv on a host with no package index.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d)}
@@ -15,6 +16,7 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   export PYTHONPATH="$SITE"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if ls .whl/doctor/*.whl >/dev/null 2>&1; then DOCTOR_WHEELS=$PWD/.whl/doctor; fi
 export INDUCTOR_DOCTOR_CACHE_DIR="$OUT/doctor-cache"
 # Bytecode compiled once, as an installed package has it (a checkout may be read-only, or the host
 # may set PYTHONDONTWRITEBYTECODE): timings would otherwise include recompiling every module.
@@ -58,7 +60,8 @@ for p in "${@:-tests check preflight report states}"; do
         part report doctor report --static -q
         part fix doctor fix -q ;;
       states) part gpu-states bash tests/gpu_states.sh "$PY" ;;
-      bench) part bench-speed "$PY" bench/bench_speed.py --runs 3 ;;
+      bench)  # the doctor as a user installs it: from .whl/doctor/ where this host has no package index
+        part bench-speed "$PY" bench/bench_speed.py --runs 3 ${DOCTOR_WHEELS:+--wheels "$DOCTOR_WHEELS"} ;;
       *) echo "unknown part $name" >&2; exit 2 ;;
     esac
   done

@@ -127,3 +127,37 @@ def test_block_mask_other_compile_error_is_inconclusive_with_its_cause(tmp_path)
     assert row["status"] == "inconclusive", row
     assert "'omp.h' file not found" in row["reason"], row["reason"]
     assert "conflicting" not in row["reason"]
+
+
+def test_cpu_canaries_compile_their_kernels_on_threads_and_nothing_else_does(tmp_path):
+    """A CPU canary gets the threads the check allows (C++ kernels compile on plain threads, as in a
+    user's own compile) with Triton's pool kept cold; a GPU or toolchain canary keeps one thread;
+    INDUCTOR_DOCTOR_COMPILE_THREADS overrides both."""
+    from inductor_doctor.check.runner import CPU_THREADS_ENV, canary_env
+
+    allowed = {CPU_THREADS_ENV: "4"}
+    cpu = canary_env({}, tmp_path, allowed, "cpu")
+    assert (cpu["TORCHINDUCTOR_COMPILE_THREADS"], cpu["TORCH_WARM_POOL"]) == ("4", "0")
+    for device in ("cuda:0", "toolchain", "xla"):
+        other = canary_env({}, tmp_path, allowed, device)
+        assert other["TORCHINDUCTOR_COMPILE_THREADS"] == "1" and "TORCH_WARM_POOL" not in other
+    assert canary_env({}, tmp_path, {}, "cpu")["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
+    forced = canary_env({"INDUCTOR_DOCTOR_COMPILE_THREADS": "2"}, tmp_path, allowed, "cuda:0")
+    assert forced["TORCHINDUCTOR_COMPILE_THREADS"] == "2" and "TORCH_WARM_POOL" not in forced
+
+
+def test_the_check_allows_cpu_threads_only_where_no_compile_pool_comes_with_them():
+    """torch 2.0-2.4 start a pool of compile workers along with more threads (compile-workers-fail's
+    subject), so a CPU canary there keeps one."""
+    from types import SimpleNamespace
+
+    from inductor_doctor.check.command import cpu_compile_threads
+
+    def facts(version):
+        return SimpleNamespace(torch=SimpleNamespace(version=version))
+
+    assert cpu_compile_threads(facts("2.4.1+cu121")) == 1
+    assert cpu_compile_threads(facts(None)) == 1
+    expected = min(4, len(os.sched_getaffinity(0)))
+    assert cpu_compile_threads(facts("2.5.1+cu124")) == expected
+    assert cpu_compile_threads(facts("2.13.0+cpu")) == expected

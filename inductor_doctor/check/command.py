@@ -196,16 +196,46 @@ def _examine(
 
 
 def machine_env(facts: Any) -> Dict[str, str]:
-    """What lets canaries keep machine facts that are not under test (target/vec_isa.py): where,
-    and the compiler they were learned with."""
+    """What every canary is given: where to keep machine facts that are not under test
+    (target/vec_isa.py) and the compiler they were learned with, and how many threads may compile
+    a CPU canary's kernels."""
+    from inductor_doctor.check.runner import CPU_THREADS_ENV
     from inductor_doctor.paths import cache_dir
 
+    env: Dict[str, str] = {}
+    threads = cpu_compile_threads(facts)
+    if threads > 1:
+        env[CPU_THREADS_ENV] = str(threads)
     root = cache_dir()
-    if root is None:
-        return {}
-    cxx = facts.cxx
-    return {"INDUCTOR_DOCTOR_MACHINE_DIR": str(root / "machine"),
-            "INDUCTOR_DOCTOR_CXX_ID": f"{cxx.path} {cxx.version} {cxx.kind}"}
+    if root is not None:
+        cxx = facts.cxx
+        env["INDUCTOR_DOCTOR_MACHINE_DIR"] = str(root / "machine")
+        env["INDUCTOR_DOCTOR_CXX_ID"] = f"{cxx.path} {cxx.version} {cxx.kind}"
+    return env
+
+
+#: At most this many threads compile a CPU canary's C++ kernels (block-mask-cpu has three).
+MAX_CPU_COMPILE_THREADS = 4
+
+
+def cpu_compile_threads(facts: Any) -> int:
+    """How many threads may compile a CPU canary's C++ kernels: a user's CPU compile uses several
+    too, and the kernels are the code under test either way (a compile error is raised from the
+    thread as it is in the main one). Only on torch 2.5 and later, where TORCH_WARM_POOL=0 is read
+    and no pool of compile workers starts with more threads (read from 2.5.1, 2.6, 2.9 and 2.13);
+    torch 2.0-2.3 fork that pool as codecache is imported, on any device, which is the very thing
+    compile-workers-fail looks at."""
+    import os
+    import re
+
+    m = re.match(r"(\d+)\.(\d+)", (facts.torch.version if facts.torch else None) or "")
+    if m is None or (int(m.group(1)), int(m.group(2))) < (2, 5):
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(MAX_CPU_COMPILE_THREADS, cpus))
 
 
 def _report(environment: Dict[str, Any], findings: Sequence[Finding], meta: Dict[str, Any]) -> Report:

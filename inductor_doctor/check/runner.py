@@ -152,24 +152,41 @@ MARKER_ENV = "INDUCTOR_DOCTOR_CANARY"
 FULL_DISK_BYTES = 256 * 1024
 
 
-def compile_threads(base: Mapping[str, str]) -> str:
-    """Inductor's compile threads in a canary: one (canaries already run side by side, and a pool of
-    compile workers costs its own torch import), unless INDUCTOR_DOCTOR_COMPILE_THREADS says."""
+#: Set by the check (check/command.py) where a CPU canary may compile its C++ kernels on threads.
+CPU_THREADS_ENV = "INDUCTOR_DOCTOR_CPU_COMPILE_THREADS"
+
+
+def compile_threads(base: Mapping[str, str], extra: Mapping[str, str], device: str) -> Tuple[str, bool]:
+    """Inductor's compile threads in a canary, and whether Triton's pool of compile workers must stay
+    cold. INDUCTOR_DOCTOR_COMPILE_THREADS decides where it is set. Otherwise one, since canaries run
+    side by side and a pool of compile workers costs a torch import each, except on the CPU where
+    the check allows more: there Inductor compiles C++ kernels on plain threads (block-mask-cpu's
+    three kernels side by side), and TORCH_WARM_POOL=0 keeps the Triton pool, which a CPU compile
+    never uses, from starting."""
     value = base.get("INDUCTOR_DOCTOR_COMPILE_THREADS", "").strip()
-    return value if value.isdigit() and int(value) >= 1 else "1"
+    if value.isdigit() and int(value) >= 1:
+        return value, False
+    cpu = extra.get(CPU_THREADS_ENV, "")
+    if device == "cpu" and cpu.isdigit() and int(cpu) > 1:
+        return cpu, True
+    return "1", False
 
 
-def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str]) -> Dict[str, str]:
-    """Fresh Inductor and Triton caches, one compile thread, unbuffered output."""
+def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str],
+               device: str = "") -> Dict[str, str]:
+    """Fresh Inductor and Triton caches, the compile threads above, unbuffered output."""
     env = dict(base)
+    threads, cold_pool = compile_threads(base, extra, device)
     env.update(
         TORCHINDUCTOR_CACHE_DIR=str(scratch / "inductor"),
         TRITON_CACHE_DIR=str(scratch / "triton"),
-        TORCHINDUCTOR_COMPILE_THREADS=compile_threads(base),
+        TORCHINDUCTOR_COMPILE_THREADS=threads,
         PYTHONUNBUFFERED="1",
         PYTHONDONTWRITEBYTECODE="1",
         TMPDIR=str(scratch / "tmp"),
     )
+    if cold_pool:
+        env["TORCH_WARM_POOL"] = "0"
     env.update(extra)
     env[MARKER_ENV] = str(scratch)
     env["INDUCTOR_DOCTOR_STAGE_FILE"] = str(scratch / STAGE_FILE)
@@ -333,7 +350,7 @@ def run_one(
     try:
         try:
             scratch = Path(tempfile.mkdtemp(prefix="indoc-canary-", dir=scratch_root))
-            env = canary_env(os.environ if base_env is None else base_env, scratch, job.env)
+            env = canary_env(os.environ if base_env is None else base_env, scratch, job.env, job.device)
         except OSError as exc:
             where = scratch_root or tempfile.gettempdir()
             raise InterruptedError(f"no scratch directory in {where} ({exc.strerror or exc})") from None

@@ -8,11 +8,10 @@ A plugin that fails to load is reported by `plugin_errors()`, never fatal.
 
 from __future__ import annotations
 
-import difflib
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; `list` and `explain` never import the vocabulary
     from inductor_doctor.model import KnownIssue
@@ -92,19 +91,8 @@ class Registry:
         return self._by_id.get(key) if key else None
 
     def closest(self, query: str, n: int = 3) -> List[str]:
-        """Real near misses of an id or alias (a typo); an upstream ref has none: `#999999` is not
-        "close" to any issue, whatever its spelling resembles."""
-        if normalize_ref(query) is not None:
-            return []
-        names = list(self._by_id) + [k for k in self._keys if "#" not in k]
-        hits = difflib.get_close_matches(query.lower(), names, n=n * 2, cutoff=0.6)
-        hits += [k for k in names if query.lower() in k and k not in hits]
-        out: List[str] = []
-        for h in hits:
-            issue_id = self._keys.get(h, h)
-            if issue_id not in out:
-                out.append(issue_id)
-        return out[:n]
+        """Real near misses of an id or alias (a typo); see near_misses()."""
+        return near_misses(query, list(self._by_id) + list(self._keys), lambda k: self._keys.get(k, k), n)
 
 
 def _builtin_issues() -> List[KnownIssue]:
@@ -221,17 +209,25 @@ class Entries:
         return found
 
     def closest(self, query: str, n: int = 3) -> List[str]:
-        if normalize_ref(query) is not None:
-            return []
-        names = [k for k in self._keys if "#" not in k]
-        hits = difflib.get_close_matches(query.lower(), names, n=n * 2, cutoff=0.6)
-        hits += [k for k in names if query.lower() in k and k not in hits]
-        out: List[str] = []
-        for h in hits:
-            issue_id = self._keys[h]["id"]
-            if issue_id not in out:
-                out.append(issue_id)
-        return out[:n]
+        return near_misses(query, list(self._keys), lambda k: self._keys[k]["id"], n)
+
+
+def near_misses(query: str, keys: Sequence[str], issue_of: Callable[[str], str], n: int) -> List[str]:
+    """The ids of up to `n` issues whose id or alias is a near miss of `query` (a typo, or a part of
+    it); an upstream ref has none: `#999999` is not "close" to any issue, whatever its spelling."""
+    import difflib  # only a failed lookup pays for it
+
+    if normalize_ref(query) is not None:
+        return []
+    names = list(dict.fromkeys(k for k in keys if "#" not in k))
+    hits = difflib.get_close_matches(query.lower(), names, n=n * 2, cutoff=0.6)
+    hits += [k for k in names if query.lower() in k and k not in hits]
+    out: List[str] = []
+    for h in hits:
+        issue_id = issue_of(h)
+        if issue_id not in out:
+            out.append(issue_id)
+    return out[:n]
 
 
 @lru_cache(maxsize=1)

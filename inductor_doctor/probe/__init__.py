@@ -7,7 +7,8 @@ short subprocess of the target interpreter adds what only a live torch knows.
 The probes are independent subprocesses and file reads, so they run on threads: the target
 interpreter's self-description and the driver query start at once, then the compiler tests, the
 const_data_ptr ABI compile and the ptxas query run side by side. The wall time is about that of
-the slowest (the ABI compile, ~1 s), not the sum.
+the slowest (the ABI compile, ~1 s), not the sum. In `check`, the ABI compile runs beside the
+canaries instead, with the live probe (`LiveProbe`): no canary needs it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ __all__ = ["gather", "relevant_env", "Facts"]
 T = TypeVar("T")
 
 PROBE_TIMEOUT_S = 30.0
+#: facts.abi until a deferred ABI compile is folded in (LiveProbe.defer_abi).
+PENDING_ABI = "the ABI compile is still running"
 
 
 def _result(fut: Future[T], fallback: Callable[[str], T], notes: List[str], what: str) -> T:
@@ -68,8 +71,15 @@ class LiveProbe:
         self.python = python
         self.cancel = threading.Event()
         self._kept: Optional[Dict[str, Any]] = None
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="indoc-live")
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="indoc-live")
         self._future = self._pool.submit(live_probe.query, python, timeout_s, self.cancel)
+        self._abi: Optional[Future[AbiInfo]] = None
+
+    def defer_abi(self, job: Callable[[], AbiInfo]) -> None:
+        """Run the const_data_ptr ABI compile beside the canaries too, and fold it in with the live
+        facts: no canary reads it, and on a first run it is the slowest static probe (a second of
+        cc1plus), which would otherwise hold back every canary."""
+        self._abi = self._pool.submit(job)
 
     def kept(self, facts: Facts) -> bool:
         """Whether an answer kept for these static facts is still valid; if so the running probe is
@@ -97,6 +107,8 @@ class LiveProbe:
             answer = _result(self._future, lambda m: {"probe_error": m}, notes, "live")
             if live_probe.complete(answer):
                 _diskcache.put("live", key, answer)
+        if self._abi is not None:
+            facts.abi = _result(self._abi, lambda m: AbiInfo(status="inconclusive", reason=m), notes, "ABI")
         self._pool.shutdown(wait=True)
         live_probe.merge(facts, answer)
         facts.python.notes.extend(notes)
@@ -156,7 +168,12 @@ def gather(
 
         # GPU/CUDA catalog (torch-gpu-arch-missing, cuda-libs-shadowed, cuda-toolkit-missing).
         f_gpu_catalog = ex.submit(gpu_catalog.static_facts, torch_info, t, env)
-        f_abi = ex.submit(abi.check, torch_info, env)
+        if live_probe is not None:  # folded in by live_probe.finish(), beside the canaries
+            live_probe.defer_abi(lambda: abi.check(torch_info, env))
+            f_abi: Future[AbiInfo] = Future()
+            f_abi.set_result(AbiInfo(status="inconclusive", reason=PENDING_ABI))
+        else:
+            f_abi = ex.submit(abi.check, torch_info, env)
         f_cxx = ex.submit(compiler.inductor_cxx, include, env, step)
         f_cc = ex.submit(compiler.triton_cc_info, include, env, step)
         f_bundled = (
