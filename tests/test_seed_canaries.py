@@ -161,3 +161,35 @@ def test_the_check_allows_cpu_threads_only_where_no_compile_pool_comes_with_them
     expected = min(4, len(os.sched_getaffinity(0)))
     assert cpu_compile_threads(facts("2.5.1+cu124")) == expected
     assert cpu_compile_threads(facts("2.13.0+cpu")) == expected
+
+
+LEARN_ISAS = '''\
+import torch._inductor.cpu_vec_isa as m
+print("ISAS", [str(i) for i in m.valid_vec_isa_list()])
+'''
+
+
+def test_the_cpu_vector_isas_are_learned_once_whatever_a_canary_names_its_worker_log(tmp_path):
+    """The ISAs are a machine fact, learned by the first canary and replayed to the next. A canary
+    that points TORCHINDUCTOR_WORKER_LOGPATH into its own scratch directory (compile-workers-fail
+    does) must not make every run learn them again: that cost 80 s a check on a 16-core host."""
+    import json
+
+    from inductor_doctor.check.runner import HARNESS
+
+    script = tmp_path / "learn.py"
+    script.write_text(LEARN_ISAS)
+    machine = tmp_path / "machine"
+    seen = []
+    for n in (1, 2):
+        env = dict(os.environ, INDUCTOR_DOCTOR_MACHINE_DIR=str(machine), INDUCTOR_DOCTOR_CXX_ID="g++ test",
+                   TORCHINDUCTOR_CACHE_DIR=str(tmp_path / f"inductor{n}"),
+                   TORCHINDUCTOR_WORKER_LOGPATH=str(tmp_path / f"scratch{n}" / "compile_worker.log"))
+        out = subprocess.run([sys.executable, str(HARNESS), str(script), "cpu"], env=env,
+                             capture_output=True, text=True, timeout=300)
+        line = next(ln for ln in out.stdout.splitlines() if ln.startswith("ISAS"))
+        seen.append(line)
+        assert json.loads(out.stdout.strip().splitlines()[-1].split(" ", 1)[1])["status"] == "ok", out.stderr
+    records = sorted(p.name for p in machine.glob("vec-isa-*.json"))
+    assert len(records) == 1, records
+    assert seen[0] == seen[1]

@@ -31,6 +31,11 @@ import sys
 #: Where the function lives: torch >= 2.5, and before it.
 MODULES = ("torch._inductor.cpu_vec_isa", "torch._inductor.codecache")
 ENV_EXACT = ("CXX", "CC", "ATEN_CPU_CAPABILITY", "INDUCTOR_DOCTOR_CXX_ID")
+#: Inductor variables that cannot change the choice: where its cache is, how many compile threads,
+#: and (any TORCHINDUCTOR_WORKER_*) how the pool of compile workers starts and logs. A canary that
+#: sets a per-run one (compile-workers-fail's log path in its scratch directory) would otherwise
+#: learn the ISAs again on every run: 80 s of a check on a 16-core host.
+ENV_IGNORED = ("TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_COMPILE_THREADS")
 
 
 def _cpu_flags():
@@ -51,7 +56,7 @@ def _key(module):
     except OSError:
         mtime = 0
     env = sorted((k, v) for k, v in os.environ.items() if k in ENV_EXACT or k.startswith("TORCHINDUCTOR_")
-                 and k not in ("TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_COMPILE_THREADS"))
+                 and k not in ENV_IGNORED and not k.startswith("TORCHINDUCTOR_WORKER_"))
     blob = json.dumps([sys.version, path, mtime, _cpu_flags(), env])
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
