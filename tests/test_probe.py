@@ -174,3 +174,18 @@ def test_probe_text_is_readable():
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "\x1b[" not in proc.stdout
     assert "2.13.0" in proc.stdout
+
+
+def test_the_live_probe_leaves_the_users_compile_caches_alone(tmp_path):
+    """The doctor changes nothing. On a GPU host the live probe's import of torch._inductor made the
+    user's /tmp/torchinductor_<user>; besides being a change, it moved the cache facts that every
+    canary is keyed by, so the second check after a first re-ran every canary. (On a CPU host that
+    import never happened: this runs in CI as a guard, and on a GPU host as the proof.)"""
+    tmp, home = tmp_path / "tmp", tmp_path / "home"
+    tmp.mkdir()
+    home.mkdir()
+    data = run_json(["probe"], env={"TMPDIR": str(tmp), "HOME": str(home),
+                                    "INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "doctor")})
+    assert data["environment"]["torch"]["import_ok"] is True, data["environment"]["torch"]
+    assert not list(tmp.glob("torchinductor_*")), sorted(p.name for p in tmp.iterdir())
+    assert not (home / ".triton").exists()

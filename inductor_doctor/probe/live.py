@@ -37,6 +37,11 @@ def query(python: str, timeout_s: float = 60.0, cancel: Optional[threading.Event
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env.setdefault("PYTHONWARNINGS", "ignore")
     with tempfile.TemporaryDirectory(prefix="indoc-live-") as tmp:
+        # Inductor's and Triton's caches in the throwaway directory too: on a GPU host the probe's
+        # import of torch._inductor.utils made the user's /tmp/torchinductor_<user>, which changed
+        # the cache facts every canary is keyed by, so the second check after a first re-ran them all.
+        env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tmp, "inductor")
+        env["TRITON_CACHE_DIR"] = os.path.join(tmp, "triton")
         res = run([python, str(script("live.py"))], timeout_s=timeout_s, env=env, cwd=tmp, cancel=cancel)
     records = []
     for line in res.stdout.splitlines():
