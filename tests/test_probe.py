@@ -184,7 +184,7 @@ def test_the_live_probe_leaves_the_users_compile_caches_alone(tmp_path):
     tmp, home = tmp_path / "tmp", tmp_path / "home"
     tmp.mkdir()
     home.mkdir()
-    data = run_json(["probe"], env={"TMPDIR": str(tmp), "HOME": str(home),
+    data = run_json(["probe", "--live"], env={"TMPDIR": str(tmp), "HOME": str(home),
                                     "INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "doctor")})
     assert data["environment"]["torch"]["import_ok"] is True, data["environment"]["torch"]
     assert not list(tmp.glob("torchinductor_*")), sorted(p.name for p in tmp.iterdir())
