@@ -84,6 +84,7 @@ def _keep_machine_facts():
         import vec_isa
 
         vec_isa.install()
+        vec_isa.learn_early()
     except Exception:  # noqa: BLE001 - a hint lost is only time lost
         pass
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]

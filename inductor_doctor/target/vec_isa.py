@@ -50,7 +50,10 @@ def _cpu_flags():
 
 
 def _key(module):
-    path = getattr(module, "__file__", "") or ""
+    return _key_of(getattr(module, "__file__", "") or "")
+
+
+def _key_of(path):
     try:
         mtime = os.stat(path).st_mtime_ns
     except OSError:
@@ -96,20 +99,35 @@ def patch(module):
     path = _store(_key(module))
     if path is None:
         return
-    names = _recorded(path)
     by_name = {str(isa): isa for isa in supported}
-    if names is not None and all(n in by_name for n in names):
+
+    def replayed():
+        names = _recorded(path)
+        if names is None or not all(n in by_name for n in names):
+            return None
         isas = [by_name[n] for n in names]
         _trust(isas)
+        return isas
+
+    isas = replayed()
+    if isas is not None:
 
         def valid_vec_isa_list():
             return list(isas)
     else:
+        learned = []
 
         def valid_vec_isa_list():
-            found = original()
-            _record(path, [str(isa) for isa in found])
-            return found
+            """One process learns at a time (an early learner may be at it already: wait for it,
+            then replay what it recorded)."""
+            if not learned:
+                with _learning(path):
+                    found = replayed()
+                    if found is None:
+                        found = original()
+                        _record(path, [str(isa) for isa in found])
+                    learned.append(found)
+            return list(learned[0])
     for attr in ("cache_clear", "cache_info"):
         if hasattr(original, attr):
             setattr(valid_vec_isa_list, attr, getattr(original, attr))
@@ -170,3 +188,80 @@ class _Finder(importlib.abc.MetaPathFinder):
 def install():
     if os.environ.get("INDUCTOR_DOCTOR_MACHINE_DIR"):
         sys.meta_path.insert(0, _Finder())
+
+
+#: How long a process waits for another that is learning the ISAs before it learns them itself.
+LEARN_WAIT_S = 300.0
+
+
+class _learning:
+    """An exclusive lock on the record while one process learns it (fcntl; none where there is
+    none). A learner that dies lets go with its process."""
+
+    def __init__(self, path):
+        self.path, self.fd = path + ".lock", None
+
+    def __enter__(self):
+        try:
+            import fcntl
+            import time
+
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            deadline = time.monotonic() + LEARN_WAIT_S
+            while True:
+                try:
+                    fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    return self
+                except (BlockingIOError, PermissionError):
+                    if time.monotonic() > deadline:
+                        return self  # learn it ourselves
+                    time.sleep(0.05)
+        except (ImportError, OSError):
+            return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)  # lets the lock go
+        return False
+
+
+def _recorded_already():
+    """Whether the record exists, found without importing torch (None: cannot tell)."""
+    import importlib.util
+
+    if not os.environ.get("INDUCTOR_DOCTOR_MACHINE_DIR"):
+        return None
+    try:
+        spec = importlib.util.find_spec("torch")  # a top-level package: found, not imported
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    for name in MODULES:
+        source = os.path.join(os.path.dirname(spec.origin), *name.split(".")[1:]) + ".py"
+        if os.path.exists(source):
+            return _recorded(_store(_key_of(source))) is not None
+    return None
+
+
+def learn_early():
+    """Learn the ISAs in a process of their own, started beside the canary, when it will need them
+    and they are not on record: Inductor asks for them only after Dynamo has traced (6 s into the
+    block-mask canary), then spends seconds compiling ATen's vector headers once per ISA, on the
+    canary's longest path. Started at once, the learner is done or nearly so by then; the canary
+    waits for its record instead of learning too. It runs in the canary's process group, so a
+    canary stopped at its timeout takes it along."""
+    if os.environ.get("INDUCTOR_DOCTOR_EARLY_ISA") != "1" or _recorded_already() is not False:
+        return None
+    import subprocess
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import vec_isa; vec_isa.install(); "
+            "import torch._inductor.cpu_vec_isa as m; m.valid_vec_isa_list()")
+    env = dict(os.environ, INDUCTOR_DOCTOR_EARLY_ISA="0", INDUCTOR_DOCTOR_STAGE_FILE="")
+    try:
+        return subprocess.Popen([sys.executable, "-c", code, here], env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
