@@ -226,19 +226,15 @@ def cpu_compile_threads(facts: Any) -> int:
     and no pool of compile workers starts with more threads (read from 2.5.1, 2.6, 2.9 and 2.13);
     torch 2.0-2.3 fork that pool as codecache is imported, on any device, which is the very thing
     compile-workers-fail looks at."""
-    import os
-    import re
+    from inductor_doctor.kb._catalog import version_tuple
+    from inductor_doctor.probe.caches import usable_cpus
 
-    m = re.match(r"(\d+)\.(\d+)", (facts.torch.version if facts.torch else None) or "")
-    if m is None or (int(m.group(1)), int(m.group(2))) < (2, 5):
+    torch = version_tuple(facts.torch.version if facts.torch else None, 2)
+    if torch is None or torch < (2, 5):
         return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
     # More threads than cores on a small host: each thread only waits on its g++, and three kernels
     # on two threads leave a core idle while the third compiles (10.4 s against 11.1 s here).
-    return MAX_CPU_COMPILE_THREADS if cpus > 1 else 1
+    return MAX_CPU_COMPILE_THREADS if (usable_cpus() or 1) > 1 else 1
 
 
 def _report(environment: Dict[str, Any], findings: Sequence[Finding], meta: Dict[str, Any]) -> Report:

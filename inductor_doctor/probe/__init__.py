@@ -168,10 +168,9 @@ def gather(
 
         # GPU/CUDA catalog (torch-gpu-arch-missing, cuda-libs-shadowed, cuda-toolkit-missing).
         f_gpu_catalog = ex.submit(gpu_catalog.static_facts, torch_info, t, env)
+        f_abi: Optional[Future[AbiInfo]] = None
         if live_probe is not None:  # folded in by live_probe.finish(), beside the canaries
             live_probe.defer_abi(lambda: abi.check(torch_info, env))
-            f_abi: Future[AbiInfo] = Future()
-            f_abi.set_result(AbiInfo(status="inconclusive", reason=PENDING_ABI))
         else:
             f_abi = ex.submit(abi.check, torch_info, env)
         f_cxx = ex.submit(compiler.inductor_cxx, include, env, step)
@@ -197,7 +196,8 @@ def gather(
             cuda=cuda_info,
             cxx=_result(f_cxx, lambda m: CompilerInfo(error=m), notes, "C++ compiler"),
             cc=_result(f_cc, lambda m: CompilerInfo(error=m), notes, "C compiler"),
-            abi=_result(f_abi, lambda m: AbiInfo(status="inconclusive", reason=m), notes, "ABI"),
+            abi=(_result(f_abi, lambda m: AbiInfo(status="inconclusive", reason=m), notes, "ABI")
+                 if f_abi is not None else AbiInfo(status="inconclusive", reason=PENDING_ABI)),
             xla=packages.xla_info(t, pkgs),
             packages=pkgs,
             env=relevant_env(env),

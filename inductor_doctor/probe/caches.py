@@ -192,7 +192,7 @@ def scan(path: str, budget_s: float = SCAN_BUDGET_S) -> CacheScan:
     return out
 
 
-def _cpus() -> Optional[int]:
+def usable_cpus() -> Optional[int]:
     """CPUs this process may run on, as Inductor counts them (`torch._utils.cpu_count`)."""
     try:
         return len(os.sched_getaffinity(0))
@@ -203,7 +203,7 @@ def _cpus() -> Optional[int]:
 def probe_shm(mounts: List[Tuple[str, str, List[str]]], path: str = SHM) -> ShmInfo:
     """Whether a process pool can make its semaphores in /dev/shm: it exists, this user can write
     there (a read-only mount refuses even root), and some space and inodes are left."""
-    info = ShmInfo(path=path, cpus=_cpus())
+    info = ShmInfo(path=path, cpus=usable_cpus())
     try:
         info.exists = os.path.isdir(path)
         if not info.exists:
