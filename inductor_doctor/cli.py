@@ -313,17 +313,20 @@ def list_(fmt: str) -> int:
 @option("--gpu", metavar="sm_XX", default=None, help="The GPU's compute capability, e.g. sm_90 or 8.6.")
 @option("--python-version", metavar="X.Y", default=None,
         help="The Python, e.g. 3.12 or 3.13t (default: this one).")
+@option("--index-url", metavar="URL", default=None,
+        help="The index torch comes from, e.g. https://download.pytorch.org/whl/cpu (decides the build).")
 @format_option()
 @output_option()
 def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str], cxxflags: Optional[str],
          cuda: Optional[str], driver: Optional[str], gpu: Optional[str], python_version: Optional[str],
-         fmt: str, output: Optional[Path]) -> int:
+         index_url: Optional[str], fmt: str, output: Optional[Path]) -> int:
     """Predict which known issues a planned stack would hit, before installing anything."""
     from inductor_doctor.plan.command import run_plan
     from inductor_doctor.plan.resolve import PlanRequest
 
     request = PlanRequest(specs=list(specs), requirement_files=list(requirements), cxx=cxx, cxxflags=cxxflags,
-                          cuda=cuda, driver=driver, gpu=gpu, python_version=python_version)
+                          cuda=cuda, driver=driver, gpu=gpu, python_version=python_version,
+                          index_url=index_url)
     return deliver(run_plan(request), fmt, output)
 
 

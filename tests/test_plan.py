@@ -122,7 +122,9 @@ def test_nightly_only_bugs_never_hit_releases_but_hit_their_nightly():
 
 def test_local_version_labels_are_judged_on_the_public_version():
     assert status("torch==2.5.1+cu124")["constexpr"] is Status.AFFECTED
-    assert status("torch==2.6.0+cpu")["constexpr"] is Status.OK
+    assert status("torch==2.6.0+cu126")["constexpr"] is Status.OK
+    # A CPU-only build has no GPU: the GPU-only issue cannot arise at all.
+    assert status("torch==2.5.1+cpu")["constexpr"] is Status.NOT_APPLICABLE
 
 
 def test_every_condition_must_hold():

@@ -140,3 +140,36 @@ def cuda_of_driver(driver: Optional[str]) -> Optional[str]:
         return None
     fits = [c for c, d in CUDA_MIN_DRIVER.items() if _driver_tuple(d) <= have]
     return max(fits, key=lambda c: tuple(int(p) for p in c.split("."))) if fits else None
+
+
+#: `(sys_platform, platform_machine)` → the key of a platform's wheel facts in a torch release's
+#: `pypi` entry of the snapshot.
+_PLATFORM_KEYS = {
+    ("linux", "x86_64"): "linux_x86_64", ("linux", "amd64"): "linux_x86_64",
+    ("linux", "aarch64"): "linux_aarch64", ("linux", "arm64"): "linux_aarch64",
+    ("win32", "amd64"): "win_amd64", ("win32", "x86_64"): "win_amd64",
+}  # fmt: skip
+_PLATFORM_NAMES = {"linux_x86_64": "Linux x86_64", "linux_aarch64": "Linux aarch64", "win_amd64": "Windows"}
+
+
+def platform_key(sys_platform: str, machine: str) -> Optional[str]:
+    return _PLATFORM_KEYS.get((sys_platform, machine.lower()))
+
+
+def pypi_wheel(version: str, sys_platform: str, machine: str) -> Optional[Dict[str, Any]]:
+    """What the snapshot read from the wheel PyPI serves for `version` on this platform: `build`
+    (cpu | cuda), `cuda`, `archs`, `manylinux`, `pythons`, each with its source; None if unread."""
+    key = platform_key(sys_platform, machine)
+    found = torch_release(version)
+    if key is None or found is None:
+        return None
+    return (found[1].get("pypi") or {}).get(key)
+
+
+def pypi_build(version: str, sys_platform: str, machine: str) -> Optional[Tuple[str, Optional[str], str]]:
+    """`(build, CUDA release, platform name)` of PyPI's wheel of `version` here, or None if unread."""
+    wheel = pypi_wheel(version, sys_platform, machine)
+    if not wheel or not wheel.get("build"):
+        return None
+    key = platform_key(sys_platform, machine) or ""
+    return wheel["build"], wheel.get("cuda"), _PLATFORM_NAMES.get(key, key)

@@ -12,7 +12,10 @@ modules (and, with a GPU, compiles one kernel), which is where a skew surfaces.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, List, Optional, Tuple
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_source, triton_source, version_tuple
 from inductor_doctor.kb._rules import not_installed, parse_version
@@ -29,6 +32,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan.inputs import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 #: torch 2.6's hints.py: the fallback import when triton.backends.compiler has no AttrsDescriptor.
@@ -96,6 +100,80 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                "import or compile", Basis.VERSION, pinned=pinned, installed=tv)
 
 
+def _torch_pin(version: str) -> Optional[Tuple[str, Optional[str]]]:
+    """(the Triton requirement of torch `version`'s Linux wheel, its marker), from the snapshot;
+    a release newer than the snapshot takes the nearest of its X.Y line."""
+    from inductor_doctor.kb._releases import torch_release
+
+    found = torch_release(version)
+    if found is None or not found[1].get("triton"):
+        return None
+    return found[1]["triton"], found[1].get("triton_marker")
+
+
+def _pin_applies(marker: Optional[str], inp: PlanInput) -> bool:
+    """Whether torch's wheel requires its Triton on the planned platform and Python."""
+    if not marker or not inp.marker_env:
+        return True
+    from packaging.markers import InvalidMarker, Marker
+
+    try:
+        return Marker(marker).evaluate(dict(inp.marker_env))
+    except (InvalidMarker, ValueError):
+        return True
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan torch==2.13.0 triton==3.0.0`: every planned (torch, Triton) pair against the Triton
+    that torch release's own wheel requires (`Requires-Dist: triton==...`, read into the snapshot)."""
+    torch, triton = inp.package("torch"), inp.package("triton")
+    if torch is None or triton is None:
+        return one(Status.NOT_APPLICABLE, "needs torch and triton in the plan", Basis.VERSION)
+    if triton.inferred_from:
+        return one(Status.OK, f"the plan takes triton from torch's own requirement ({triton.inferred_from})",
+                   Basis.VERSION)
+    if not torch.version_known or not triton.version_known:
+        return one(Status.INCONCLUSIVE, "the planned torch or triton version is known only once installed; "
+                   "pin both to decide", Basis.VERSION)
+    attrs = SpecifierSet(ISSUE.affected["torch"]), SpecifierSet(ISSUE.affected["triton"])
+    skewed: List[str] = []
+    paired: List[str] = []
+    unknown: List[str] = []
+    for tv in torch.candidates:
+        pin = _torch_pin(tv)
+        for rv in triton.candidates:
+            hit = attrs[0].contains(Version(tv).public, prereleases=True)
+            if hit and attrs[1].contains(rv, prereleases=True):
+                skewed.append(f"torch {tv} imports AttrsDescriptor from triton.compiler.compiler, which "
+                              f"triton {rv} no longer has: `import torch._inductor` fails, even on a CPU")
+            elif inp.cpu_only:
+                paired.append(f"torch {tv} is a CPU-only build ({inp.build_source}), which requires no "
+                              f"Triton and imports nothing from triton {rv} that it lacks")
+            elif pin is None:
+                unknown.append(f"torch {tv}")
+            elif not _pin_applies(pin[1], inp):
+                paired.append(f"torch {tv} requires no Triton here ({pin[1]})")
+            elif SpecifierSet(pin[0]).contains(rv, prereleases=True):
+                paired.append(f"triton {rv} is the release torch {tv} requires (triton{pin[0]})")
+            else:
+                skewed.append(f"torch {tv} requires triton{pin[0]}, and the plan has triton {rv}: pip "
+                              "refuses the pair, and forced in (--no-deps) Inductor's Triton code may not "
+                              "import or compile")
+    # pip enforces a pin it reads: of a range, it picks a pair that matches if there is one. What it
+    # does not enforce (a CPU-only torch requires no Triton) is installed as planned.
+    broken = [s for s in skewed if "AttrsDescriptor" in s]
+    if skewed and not paired and not unknown:
+        return one(Status.AFFECTED, skewed[0], Basis.VERSION)
+    if broken:
+        return one(Status.LIKELY, f"{broken[0]} (one of the planned pairs)", Basis.VERSION)
+    if unknown:
+        return one(Status.INCONCLUSIVE, f"{unknown[0]} is not in the release snapshot: its Triton pin is "
+                   "unknown", Basis.VERSION)
+    if skewed:
+        return one(Status.OK, f"pip picks a pair that matches: {paired[0]}", Basis.VERSION)
+    return one(Status.OK, paired[0], Basis.VERSION)
+
+
 ISSUE = KnownIssue(
     id="triton-version-skew",
     title="torch and Triton versions do not match (e.g. cannot import name 'AttrsDescriptor')",
@@ -135,5 +213,6 @@ ISSUE = KnownIssue(
                    None, "pin"),
     ),
     rule=rule,
+    predict=predict,
     canary=Canary("triton_version_skew.py", devices=(DeviceKind.TOOLCHAIN,), timeout_s=180.0),
 )

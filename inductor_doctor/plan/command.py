@@ -45,11 +45,27 @@ def _device(issue: KnownIssue) -> str:
     return issue.devices[0].value
 
 
+_GPU_KINDS = (DeviceKind.CUDA,)
+
+
+def cpu_only_rules_out(inp: PlanInput, issue: KnownIssue) -> bool:
+    """A CPU-only torch build has no GPU device: an issue that arises only there cannot arise,
+    unless its own hook is about CPU builds (torch-cpu-only-build on a GPU host)."""
+    if not inp.cpu_only or not issue.devices:
+        return False
+    if issue.predict is not None and getattr(issue.predict, "build_aware", False):
+        return False
+    return all(d in _GPU_KINDS for d in issue.devices)
+
+
 def predict_issue(inp: PlanInput, issue: KnownIssue) -> List[Finding]:
     """One issue's findings: its hook's outcomes, or the default version prediction."""
     start = time.perf_counter()
     hook = getattr(issue, "predict", None)
-    if hook is not None:
+    if cpu_only_rules_out(inp, issue):
+        outcomes = [RuleOutcome(Status.NOT_APPLICABLE, f"a CPU-only torch ({inp.build_source}): no GPU "
+                                "device, so nothing GPU-only can arise", Basis.VERSION)]
+    elif hook is not None:
         try:
             outcomes = list(hook(inp))
         except Exception as exc:  # a plugin's bug must not take the whole plan down
@@ -91,6 +107,15 @@ def _planned_version(p: Optional[PlannedPackage]) -> Optional[Dict[str, Any]]:
     return {"version": version or "any", "planned": True}
 
 
+def _planned_torch(inp: PlanInput) -> Optional[Dict[str, Any]]:
+    """The planned torch, with the build `plan` decided (CPU-only, CUDA 12.8) and what said so."""
+    torch = _planned_version(inp.package("torch"))
+    if torch is not None:
+        torch.update(build=inp.build, build_source=inp.build_source or None,
+                     cuda=inp.cuda if inp.build == "cuda" else None)
+    return torch
+
+
 def _environment(inp: PlanInput, files: Sequence[str], specs: Sequence[str]) -> Dict[str, Any]:
     """The planned stack, in the probe's shape where it overlaps (so renderers show it), plus
     `plan`: every package with the versions judged and where its requirement came from."""
@@ -104,7 +129,7 @@ def _environment(inp: PlanInput, files: Sequence[str], specs: Sequence[str]) -> 
             "platform": inp.platform,
             "free_threaded": inp.free_threaded,
         },
-        "torch": _planned_version(inp.package("torch")),
+        "torch": _planned_torch(inp),
         "triton": _planned_version(inp.package("triton")),
         "xla": _planned_version(inp.package("torch-xla")),
         "cuda": {"runtime_version": inp.cuda, "driver_version": inp.driver, "gpus": gpus},

@@ -7,14 +7,14 @@ it imports nothing of the `plan` command, so the knowledge base can use it witho
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.model import Basis, KnownIssue, RuleOutcome, Status
+from inductor_doctor.model import Basis, KnownIssue, PlanPredictor, RuleOutcome, Status
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,12 @@ class PlanInput:
     gpu_sm: Optional[int] = None  # 90 for sm_90
     platform: str = "linux"  # sys_platform of the target, from the marker environment
     free_threaded: bool = False  # --python-version 3.13t
+    #: The torch build the plan installs: `cpu`, `cuda`, `rocm`, `xpu`, or None when the plan does not
+    #: say (a GPU build may be installed). `build_source` says what decided it, for reasons.
+    build: Optional[str] = None
+    build_source: str = ""
+    index_urls: Tuple[str, ...] = ()  # --index-url and the requirement files' -i/--extra-index-url
+    marker_env: Mapping[str, str] = field(default_factory=dict)  # the target's PEP 508 environment
 
     def package(self, name: str) -> Optional[PlannedPackage]:
         return self.packages.get(canonicalize_name(name))
@@ -127,10 +133,22 @@ class PlanInput:
         return [f[len(prefix) :] for f in self.cxxflags if f.startswith(prefix)]
 
     @property
+    def cpu_only(self) -> bool:
+        """True when the planned torch is a CPU-only build: no GPU issue can arise."""
+        return self.build == "cpu"
+
+    @property
     def python(self) -> Tuple[int, int]:
         major, minor = self.python_version.split(".")[:2]
         return int(major), int(minor)
 
+
+
+def build_aware(hook: PlanPredictor) -> PlanPredictor:
+    """Mark a `predict` hook that judges CPU-only builds itself (torch-cpu-only-build), so that
+    `plan` does not rule its GPU issue out for a CPU-only plan before asking it."""
+    hook.build_aware = True  # type: ignore[attr-defined]
+    return hook
 
 
 def _contains(spec: SpecifierSet, version: str) -> bool:

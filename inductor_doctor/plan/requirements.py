@@ -78,6 +78,9 @@ class ReadResult:
     requirements: List[PlannedRequirement] = field(default_factory=list)
     ignored: List[str] = field(default_factory=list)  # "where: what (why)"
     files: List[str] = field(default_factory=list)
+    #: `-i`/`--index-url`/`--extra-index-url` values, in order: they decide which torch build pip
+    #: installs (the CPU index, a CUDA one), not which version.
+    index_urls: List[str] = field(default_factory=list)
 
 
 def marker_environment(python_version: Optional[str]) -> Dict[str, str]:
@@ -357,6 +360,8 @@ def _option_line(
     elif opt in _SKIPPED_OPTIONS:
         if _SKIPPED_OPTIONS[opt] and not value:
             raise UsageError(f"{where}: {opt} needs a value")
+        if opt in ("-i", "--index-url", "--extra-index-url") and value:
+            result.index_urls.append(value)
     else:
         raise UsageError(
             f"{where}: unknown option {opt!r} — remove it, or check the spelling against `pip install --help`"

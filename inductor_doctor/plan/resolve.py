@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from inductor_doctor.kb._releases import RELEASES, TORCH_TRITON_PIN
 from inductor_doctor.model import UsageError
+from inductor_doctor.plan.build import planned_build
 from inductor_doctor.plan.inputs import Compiler, PlanInput, PlannedPackage, _contains
 from inductor_doctor.plan.requirements import (
     PlannedRequirement,
@@ -41,6 +42,7 @@ class PlanRequest:
     driver: Optional[str] = None
     gpu: Optional[str] = None
     python_version: Optional[str] = None
+    index_url: Optional[str] = None
 
 
 
@@ -176,11 +178,10 @@ def _raise_if_conflicting(name: str, reqs: Sequence[PlannedRequirement], release
         )
 
 
-def _infer_triton(torch: PlannedPackage, env: Mapping[str, str]) -> Optional[PlannedPackage]:
-    """Linux torch wheels require one Triton: plan for it when the user did not pin one."""
-    if env.get("sys_platform") != "linux" or not torch.version_known:
-        return None
-    if all("+cpu" in v for v in torch.candidates):
+def _infer_triton(torch: PlannedPackage, env: Mapping[str, str],
+                  build: Optional[str]) -> Optional[PlannedPackage]:
+    """Linux torch wheels of a GPU build require one Triton: plan for it when the user did not pin one."""
+    if env.get("sys_platform") != "linux" or not torch.version_known or build == "cpu":
         return None
     pins = [TORCH_TRITON_PIN.get(Version(v).public.split("+")[0]) for v in torch.candidates]
     shown = torch.describe()
@@ -212,8 +213,10 @@ def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
     packages: Dict[str, PlannedPackage] = {}
     for name, reqs in combine(read.requirements).items():
         packages[name] = resolve(name, reqs)
+    index_urls = tuple(([request.index_url] if request.index_url else []) + read.index_urls)
+    build, build_cuda, build_source = planned_build(packages.get("torch"), index_urls, env)
     if "torch" in packages and "triton" not in packages:
-        triton = _infer_triton(packages["torch"], env)
+        triton = _infer_triton(packages["torch"], env, build)
         if triton is not None:
             packages["triton"] = triton
     inp = PlanInput(
@@ -221,10 +224,14 @@ def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
         python_version=python_version,
         cxx=cxx,
         cxxflags=flags,
-        cuda=cuda,
+        cuda=cuda or build_cuda,
         driver=driver,
         gpu_sm=gpu,
         platform=env.get("sys_platform", ""),
         free_threaded=free_threaded,
+        build=build,
+        build_source=build_source,
+        index_urls=index_urls,
+        marker_env=env,
     )
     return inp, read.files, read.ignored

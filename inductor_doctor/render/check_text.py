@@ -57,6 +57,16 @@ def render(data: Mapping[str, Any], show_all: bool = False, width: int = 0) -> s
     return console_to_string(draw, width=width)
 
 
+def _planned_build(torch: Mapping[str, Any]) -> str:
+    """` (CPU-only)` / ` (CUDA 12.8)` for the build `plan` decided; nothing for a probed torch."""
+    build, version = torch.get("build"), str(torch.get("version") or "")
+    if build == "cpu" and "+cpu" not in version:
+        return " (CPU-only)"
+    if build == "cuda" and torch.get("cuda") and "+cu" not in version:
+        return f" (CUDA {torch['cuda']})"
+    return ""
+
+
 def env_line(env: Mapping[str, Any]) -> str:
     """`host · Python 3.11.7 · torch 2.13.0+cpu · g++ 12.2.0 · no GPU`."""
     parts: List[str] = []
@@ -67,7 +77,8 @@ def env_line(env: Mapping[str, Any]) -> str:
     if py.get("version"):
         parts.append(f"Python {py['version']}")
     torch = env.get("torch")
-    parts.append(f"torch {torch.get('version')}" if torch and torch.get("version") else "torch not installed")
+    parts.append(f"torch {torch.get('version')}{_planned_build(torch)}" if torch and torch.get("version")
+                 else "torch not installed")
     for key, name in (("triton", "triton"), ("xla", "torch_xla")):
         part = env.get(key)
         if part and part.get("version"):
