@@ -38,6 +38,7 @@ LAYERS: Tuple[Tuple[str, int], ...] = (
     ("inductor_doctor.plan", 4),
     ("inductor_doctor.triage", 4),
     ("inductor_doctor.fleet", 4),
+    ("inductor_doctor.scratch", 4),
     # 5 commands: a request in, a document out
     ("inductor_doctor.probe.command", 5),
     ("inductor_doctor.check.command", 5),

@@ -1,0 +1,1 @@
+"""Scratch environments the doctor owns (never the user's): `venv.ScratchVenv`."""
