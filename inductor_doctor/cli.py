@@ -422,6 +422,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if os.environ.get("INDUCTOR_DOCTOR_DEBUG"):
             raise
+        from inductor_doctor._entry import broken_install, repair_line
+
+        if broken_install(exc):
+            return _fail(repair_line(exc), ExitCode.DOCTOR_FAILED)
         return _fail(
             f"internal error ({type(exc).__name__}: {exc}); this is a bug in inductor-doctor, "
             "please report it (set INDUCTOR_DOCTOR_DEBUG=1 for the traceback)",

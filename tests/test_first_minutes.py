@@ -236,3 +236,32 @@ def test_the_entry_point_survives_a_broken_import(tmp_path):
                           env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{Path.cwd()}"}, timeout=60)
     assert proc.returncode == 3, proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "--force-reinstall inductor-doctor" in proc.stderr
+
+
+NO_RICH = '''
+import sys
+
+class _NoRich:
+    """rich uninstalled: every import of it fails, as after `pip uninstall rich`."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "rich" or name.startswith("rich."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NoRich())
+'''
+
+
+def test_a_dependency_missing_after_start_is_a_repair_line(tmp_path):
+    """rich is imported only when the output is rendered, long after the CLI started: its absence
+    is still the doctor's own broken installation (exit 3, one line saying how to reinstall), never
+    "internal error ... this is a bug"."""
+    (tmp_path / "sitecustomize.py").write_text(NO_RICH)
+    env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{Path.cwd()}"}
+    for args in (["check", "--static", "--only", "torch-missing"], ["probe"]):
+        proc = run_cli(args, env=env)
+        assert proc.returncode == 3, (args, proc.stderr)
+        [line] = proc.stderr.strip().splitlines()
+        assert "--force-reinstall inductor-doctor" in line and "No module named 'rich'" in line, line
+        assert "bug" not in line, line

@@ -98,24 +98,16 @@ def test_gather_leaves_sys_modules_clean():
     assert out.stdout.strip() == "[]"
 
 
+@pytest.mark.parametrize("live", [[], ["--live"]])
 @pytest.mark.parametrize("target", ["/bin/ls", "/bin/false"])
-def test_probe_of_something_that_is_not_python(target):
-    proc = run_cli(["probe", "--python", target, "--format", "json"])
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr
-    env = json.loads(proc.stdout)["environment"]
-    assert target in env["python"]["error"]
-    assert env["torch"] is None
-    assert env["abi"]["status"] == "not-applicable"
-    assert env["cxx"]["works"] is True, "the machine's compilers are still probed"
-
-
-def test_probe_of_something_that_is_not_python_live():
-    proc = run_cli(["probe", "--live", "--python", "/bin/ls", "--format", "json"])
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
-    env = json.loads(proc.stdout)["environment"]
-    assert env["python"]["error"] and env["torch"] is None
-    assert "probe_error" in env["live"]
+def test_probe_of_something_that_is_not_python(target, live):
+    """A target that is not a Python interpreter is the user's mistake: one line, exit 2 (as the
+    contract says), before anything is probed."""
+    proc = run_cli(["probe", *live, "--python", target, "--format", "json"])
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stdout == ""
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith(f"inductor-doctor: --python {target}: not a usable Python interpreter"), line
 
 
 @pytest.fixture(scope="module")

@@ -150,17 +150,22 @@ def test_python_that_is_no_file_or_not_executable(tmp_path):
 
 @covers("python-not-python")
 def test_python_that_is_not_python(tmp_path):
-    script = tmp_path / "python3"
-    script.write_text("#!/bin/sh\necho 'hello from a shell script'\n")
-    script.chmod(0o755)
-    proc, doc, by_id = check(["--only", "block-mask-cpu,const-data-ptr-abi", "--python", str(script)],
-                             {"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "cache")})
-    for r in by_id.values():
-        expect("python-not-python", r, proc.returncode, "inconclusive")
-        assert r["device"] == "toolchain"
-    strict = run_doctor(["check", "--only", "block-mask-cpu", "--python", str(script), "--fail-on",
-                         "inconclusive"])
-    assert strict.returncode == 1
+    """A shell script that answers (or exits 0 printing nothing), /bin/false: not an interpreter,
+    so a usage error, never a report of 36 inconclusive checks that exits 0."""
+    talks = tmp_path / "python3"
+    talks.write_text("#!/bin/sh\necho 'hello from a shell script'\n")
+    silent = tmp_path / "python"
+    silent.write_text("#!/bin/sh\nexit 0\n")
+    for script in (talks, silent):
+        script.chmod(0o755)
+    for path in (talks, silent, Path("/bin/false")):
+        for extra in ([], ["--static"], ["--fail-on", "never"]):
+            proc = run_doctor(["check", "--only", "block-mask-cpu", "--python", str(path), *extra])
+            assert proc.returncode == 2, (path, extra, proc.stdout[-500:])
+            [line] = proc.stderr.strip().splitlines()
+            assert FAULTS["python-not-python"].reason in line and str(path) in line, line
+    proc = run_doctor(["check", "--static", "--python", str(tmp_path)])  # a directory, not a venv
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 
 @covers("python-without-torch")

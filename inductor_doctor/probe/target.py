@@ -66,7 +66,7 @@ def _ask(python: str, timeout_s: float) -> Dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="indoc-target-") as tmp:
         res = run([python, str(script("describe.py"))], timeout_s=timeout_s, cwd=tmp, env=dict(os.environ))
     if res.error:
-        return {"error": res.error}
+        return {"error": res.error, "not_python": True}
     if res.timed_out:
         return {"error": f"{python} did not answer within {timeout_s:g}s"}
     data = _parse(res.stdout)
@@ -74,7 +74,7 @@ def _ask(python: str, timeout_s: float) -> Dict[str, Any]:
         why = f"exit code {res.returncode}" if res.returncode else "no answer"
         detail = (res.stderr.strip().splitlines() or [""])[-1][:160]
         detail = f": {detail}" if detail else ""
-        return {"error": f"{python} is not a usable Python interpreter ({why}{detail})"}
+        return {"error": f"{python} is not a usable Python interpreter ({why}{detail})", "not_python": True}
     return data
 
 
@@ -90,9 +90,22 @@ def _parse(stdout: str) -> Optional[Dict[str, Any]]:
 
 
 def resolve_python(python: Optional[str]) -> str:
-    """`--python` may name an interpreter or a venv directory; a path that is not there is a usage error."""
+    """`--python` may name an interpreter or a venv directory. Anything that is not a Python
+    interpreter (a path that is not there, a directory without one, a file that cannot run, a
+    program that runs but does not answer as Python does) is a usage error: one line, exit 2,
+    before any work. One that is too slow to answer is not: the probe records that."""
     if not python:
         return sys.executable
+    path = _located(python)
+    answer = query(path)
+    if answer.get("not_python"):
+        why = str(answer.get("error") or "no answer").replace(f"{path} is not", "not", 1)
+        raise UsageError(f"--python {python}: {why}; give the path of a Python interpreter or venv")
+    return path
+
+
+def _located(python: str) -> str:
+    """The file `--python` names (a venv's bin/python for a venv), or a usage error."""
     path = Path(python).expanduser()
     if path.is_dir():
         for candidate in (path / "bin" / "python", path / "Scripts" / "python.exe"):
