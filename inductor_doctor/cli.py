@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence
 
 import click
 
@@ -75,13 +75,73 @@ class Positive(click.ParamType):
         return number
 
 
+_TRUE = ("1", "true", "yes", "on", "t", "y")
+_FALSE = ("0", "false", "no", "off", "f", "n", "")
+
+
 class EnvOption(click.Option):
-    """An option that also reads INDUCTOR_DOCTOR_<NAME>; a choice the command lacks is ignored there."""
+    """An option that also reads INDUCTOR_DOCTOR_<NAME>. A bad value is a usage error naming the
+    variable, as a bad option is (a misspelt `FAIL_ON` must not quietly weaken a gate); a value only
+    another command can use (`FORMAT=markdown` for `probe`) is ignored there."""
 
     def value_from_envvar(self, ctx: Any) -> Any:
         rv = super().value_from_envvar(ctx)
-        unusable = isinstance(self.type, Choice) and str(rv).strip().lower() not in self.type.choices
-        return None if rv is not None and unusable else rv
+        raw = os.environ.get(str(self.envvar))
+        if rv is None or raw is None:
+            return rv
+        if isinstance(self.type, Choice):
+            if str(rv).strip().lower() in self.type.choices:
+                return rv
+            if raw.strip().lower() in _choices_elsewhere(str(self.envvar)):
+                return None
+            self._bad(ctx, raw, f"not one of {', '.join(self.type.choices)}")
+        if self.is_flag and self.is_bool_flag:
+            if raw.strip().lower() not in _TRUE + _FALSE:
+                self._bad(ctx, raw, "not a yes/no value (1, 0, true, false, yes, no, on, off)")
+            return raw.strip().lower() in _TRUE
+        if not self.multiple and isinstance(self.type, Positive):
+            try:
+                self.type.convert(rv, self, ctx)
+            except click.BadParameter as exc:
+                self._bad(ctx, raw, exc.message)
+        return rv
+
+    def _bad(self, ctx: Any, raw: str, why: str) -> None:
+        raise click.UsageError(f"{self.envvar}={raw!r}: {why}", ctx)
+
+
+def _env_options() -> Iterator[click.Option]:
+    for command in app.commands.values():
+        for param in command.params:
+            if isinstance(param, EnvOption):
+                yield param
+
+
+def _choices_elsewhere(envvar: str) -> set:
+    """Every value some command accepts from `envvar` (a shared FORMAT serves several)."""
+    return {c for p in _env_options() if p.envvar == envvar and isinstance(p.type, Choice)
+            for c in p.type.choices}
+
+
+def known_env_names() -> set:
+    """Every INDUCTOR_DOCTOR_<NAME> the doctor reads: its options' and its own (envvars.DOCTOR_OWN)."""
+    from inductor_doctor.envvars import DOCTOR_OWN, DOCTOR_PREFIX
+
+    return {str(p.envvar) for p in _env_options()} | {DOCTOR_PREFIX + name for name in DOCTOR_OWN}
+
+
+def unknown_env_warnings(environ: Optional[Mapping[str, str]] = None) -> List[str]:
+    """One line per INDUCTOR_DOCTOR_* variable the doctor does not read (a misspelling, usually)."""
+    import difflib
+
+    environ = os.environ if environ is None else environ
+    known = known_env_names()
+    out = []
+    for name in sorted(n for n in environ if n.startswith(ENV_PREFIX) and n not in known):
+        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+        hint = f"; did you mean {close[0]}?" if close else " (`COMMAND --help` lists the options)"
+        out.append(f"warning: {name} is not a variable inductor-doctor reads, ignored{hint}")
+    return out
 
 
 def option(*decls: str, env: Optional[str] = None, **kw: Any) -> Callable[[Any], Any]:
@@ -399,6 +459,8 @@ def _usage_line(exc: Any) -> str:
 def main(argv: Optional[List[str]] = None) -> int:
     """Every way out is an exit code; only a doctor bug (exit 3) may mention a traceback."""
     try:
+        for line in unknown_env_warnings():
+            sys.stderr.write(f"inductor-doctor: {line}\n")
         rv = app.main(args=argv, prog_name="inductor-doctor", standalone_mode=False)
         return int(rv or 0)
     except click.exceptions.Exit as exc:

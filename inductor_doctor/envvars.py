@@ -27,6 +27,27 @@ VOLATILE_PREFIXES = ("TORCHELASTIC_",)
 #: The subset that changes what a compiler finds (its include and library search paths).
 COMPILER = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX",
             "COMPILER_PATH")
+#: The doctor's own INDUCTOR_DOCTOR_<NAME> variables besides its options' (the command line derives
+#: those from the options themselves): every name the doctor, its tests and tools read or set. A name
+#: in neither list draws one warning line, so that a misspelt gate (`..._FAIL_ONN`) is not silently
+#: ignored; tests/test_envvars.py fails on a name used anywhere in the tree and missing here.
+DOCTOR_PREFIX = "INDUCTOR_DOCTOR_"
+DOCTOR_OWN = {
+    "CACHE_DIR": "where the doctor keeps its records (default ~/.cache/inductor-doctor)",
+    "NO_CACHE": "set: never reuse a remembered answer (as --no-cache, for every command)",
+    "DEBUG": "set: an internal error raises with its traceback instead of one line",
+    "GATHER_TIMEOUT": "check --distributed: seconds each rank has to report (default 600)",
+    "COMPILE_THREADS": "Inductor's compile threads in every canary",
+    "TEST_ENVS": "the tests' heavy venvs (tests/envs/build*.sh)",
+    "AUDIT_CACHE": "tools/release_audit.py's downloads",
+    # Set by the doctor for the processes it starts; never the user's.
+    "CANARY": "a canary's scratch directory (marks its processes)",
+    "STAGE_FILE": "where a canary's harness writes how far it got",
+    "MACHINE_DIR": "where canaries share what they learnt about this CPU",
+    "CXX_ID": "the compiler the probe found, for the canaries' records",
+    "EARLY_ISA": "1: the harness learns the CPU's vector ISAs beside the canary",
+    "CPU_COMPILE_THREADS": "the compile threads a CPU canary may use",
+}
 _SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
 
 

@@ -130,6 +130,38 @@ def test_a_shared_format_variable_applies_where_it_can():
     assert explicit.returncode == 2 and len(explicit.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("name, value, words", [
+    ("INDUCTOR_DOCTOR_FAIL_ON", "inconclusiv", "not one of affected, likely, inconclusive, never"),
+    ("INDUCTOR_DOCTOR_FORMAT", "yaml", "not one of text, json, markdown"),
+    ("INDUCTOR_DOCTOR_TIMEOUT", "soon", "is not a number"),
+    ("INDUCTOR_DOCTOR_JOBS", "0", "is below 1"),
+    ("INDUCTOR_DOCTOR_STATIC", "maybe", "not a yes/no value"),
+])
+def test_a_bad_variable_value_is_a_usage_error_naming_the_variable(name, value, words):
+    """As a bad option is: a CI gate whose variable is misspelt must fail, not quietly weaken."""
+    proc = run_cli(["check", "--only", "torch-missing", "-q"], env={name: value})
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert f"{name}={value!r}" in line and words in line, line
+
+
+def test_a_variable_spelt_right_gates_and_a_shared_one_stays_quiet():
+    """FAIL_ON=inconclusive fails a check of an interpreter without torch; a FORMAT that only
+    another command can use is ignored where it cannot apply (the README's promise)."""
+    env = {"INDUCTOR_DOCTOR_FAIL_ON": "inconclusive", "INDUCTOR_DOCTOR_STATIC": "1"}
+    proc = run_cli(["check", "--only", "torch-missing", "-q", "--python", sys.executable], env=env)
+    assert proc.returncode in (0, 1) and proc.stderr == "", proc.stderr
+    probe = run_cli(["probe", "--format", "json"], env={"INDUCTOR_DOCTOR_FORMAT": "markdown"})
+    assert probe.returncode == 0 and probe.stderr == "" and json.loads(probe.stdout)
+
+
+def test_an_unknown_doctor_variable_is_one_warning_line():
+    proc = run_cli(["list", "--format", "json"], env={"INDUCTOR_DOCTOR_FAIL_ONN": "likely"})
+    assert proc.returncode == 0 and json.loads(proc.stdout)["issues"]
+    [line] = proc.stderr.strip().splitlines()
+    assert "warning: INDUCTOR_DOCTOR_FAIL_ONN" in line and "did you mean INDUCTOR_DOCTOR_FAIL_ON?" in line
+
+
 def test_plan_says_a_release_is_unknown_and_a_file_names_nothing(tmp_path):
     proc = run_cli(["plan", "torch==99.0"], env=NARROW)
     assert "torch 99.0 is newer than any release the knowledge base knows" in proc.stdout.replace("\n", " ")
