@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Dict
 
@@ -68,6 +70,52 @@ def test_dockerfile_lines_and_advice_commented(tmp_path: Path):
     lines = [ln for ln in out.stdout.splitlines() if ln and not ln.startswith("#")]
     assert lines == ['ENV CXX="g++"'], out.stdout
     assert "# RUN apt-get install" in out.stdout  # advice: visible, never run by pasting
+
+
+DOCKER_LINE = re.compile(r'^(#.*|RUN \S.*|ENV [A-Za-z_][A-Za-z0-9_]*="(?:[^"\\$]|\\["\\$])*")?$')
+
+
+def dockerfile_instructions(text: str) -> list:
+    """`text` as Docker reads it, strictly: every line blank, a whole-line comment, `RUN ...`, or
+    `ENV NAME="..."` with `"`, `\\` and `$` escaped (so no mid-line `#` comment, no unset as
+    `ENV X=""`); then parsed by dockerfile-parse, whose ENV parser fails on a mid-line `#`."""
+    from dockerfile_parse import DockerfileParser
+
+    bad = [ln for ln in text.splitlines() if not DOCKER_LINE.match(ln)]
+    assert bad == [], bad
+    with tempfile.TemporaryDirectory() as where:
+        parser = DockerfileParser(path=where, env_replace=False)
+        parser.content = "FROM scratch\n" + text
+        assert parser.envs is not None  # raises ValueError on `ENV X=""  # a comment`
+        return [(i["instruction"], i["value"]) for i in parser.structure if i["instruction"] != "COMMENT"][1:]
+
+
+def test_dockerfile_from_an_activated_venv_is_valid_and_sets_only_the_workaround(tmp_path: Path):
+    """An activated venv exports PS1 (and VIRTUAL_ENV), which a non-interactive bash drops: that is
+    no part of the workaround, and no `ENV PS1=""  # unset: ...` line (a value with a comment in it)."""
+    clang = which_or_skip("clang++-16")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    cache = tmp_path / "cache"
+    script = (f'source {shlex.quote(str(venv / "bin" / "activate"))}\nexport PS1\n'
+              f'{doctor("check --static --only openmp-headers-missing -q", cache)} >/dev/null\n'
+              f'{doctor("fix --dockerfile -q", cache)}')
+    out = shell(script, cache, {"CXX": clang, "PS1": "$ "})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "PS1" not in out.stdout and "VIRTUAL_ENV" not in out.stdout, out.stdout
+    assert dockerfile_instructions(out.stdout) == [("ENV", 'CXX="g++"')], out.stdout
+
+
+def test_dockerfile_lines_of_an_unset_and_of_awkward_values():
+    """Rendered from a document: an unset is a comment (a Dockerfile cannot unset), and `$`, `"`,
+    `\\` and `#` in a value stay in the value."""
+    from inductor_doctor.render.fix_dockerfile import render
+
+    item = {"issue": "x", "how": "verified here:\nclean", "verified": True, "command": "export A=1",
+            "text": "t", "env": {"GONE": None, "ODD": 'a"b$c\\d #e', "TWO": "a\nb"}}
+    text = render({"python": "/usr/bin/python3", "results": [item]})
+    assert dockerfile_instructions(text) == [("ENV", 'ODD="a\\"b\\$c\\\\d #e"')], text
+    assert "# unset GONE: a Dockerfile cannot unset a variable" in text
 
 
 def test_nothing_on_record_is_one_line_and_exit_2(tmp_path: Path):

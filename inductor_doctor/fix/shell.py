@@ -18,8 +18,7 @@ from typing import Dict, Optional
 #: plus a `mkdir -p` of a directory the exports then name (cache-dir-noexec's `$HOME/tmp`).
 _STEP = re.compile(r"^\s*(export\s+\S.*|unset\s+[A-Za-z_][A-Za-z0-9_ ]*|mkdir\s+-p\s+\S.*)\s*$")
 TIMEOUT_S = 10.0
-#: What bash sets of its own in any `bash -c`.
-_SHELL_OWN = frozenset({"_", "SHLVL", "PWD", "OLDPWD"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def env_effect(command: str) -> Optional[Dict[str, Optional[str]]]:
@@ -45,8 +44,11 @@ def env_effect(command: str) -> Optional[Dict[str, Optional[str]]]:
         name, sep, value = item.decode("utf-8", errors="replace").partition("=")
         if sep:
             after[name] = value
-    before = {k: v for k, v in os.environ.items() if k not in _SHELL_OWN}
-    after = {k: v for k, v in after.items() if k not in _SHELL_OWN}
+    # Only what the command names: bash drops variables of its own accord (PS1 in a shell that is
+    # not interactive, as an activated venv exports it), and those are no part of the workaround.
+    named = set(_NAME.findall(" ".join(s for s in steps if not s.lstrip().startswith("mkdir"))))
+    before = {k: v for k, v in os.environ.items() if k in named}
+    after = {k: v for k, v in after.items() if k in named}
     effect: Dict[str, Optional[str]] = {k: v for k, v in after.items() if before.get(k) != v}
     effect.update({k: None for k in before if k not in after})
     return effect
