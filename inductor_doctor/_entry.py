@@ -21,34 +21,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     except KeyboardInterrupt:
         return INTERRUPTED
     except BaseException as exc:  # noqa: BLE001 - whatever broke, it is the doctor's own failure
-        sys.stderr.write(f"inductor-doctor: cannot start ({_what(exc)}); {REPAIR}\n")
+        what = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:300]
+        sys.stderr.write(
+            f"inductor-doctor: cannot start ({what}); the doctor's own installation is broken — "
+            f"reinstall it with `{sys.executable} -m pip install --force-reinstall inductor-doctor`\n"
+        )
         return DOCTOR_FAILED
     return cli_main(argv)
-
-
-#: What to do about a broken installation of the doctor: the same words wherever it is found.
-REPAIR = ("the doctor's own installation is broken — reinstall it with "
-          f"`{sys.executable} -m pip install --force-reinstall inductor-doctor`")
-
-
-def _what(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:300]
-
-
-def broken_install(exc: BaseException) -> bool:
-    """An import that failed after start-up (rich is imported only when output is rendered): a
-    dependency missing or broken, or a module of the doctor's own gone, never a finding."""
-    if isinstance(exc, ModuleNotFoundError):
-        return True
-    if isinstance(exc, ImportError):
-        name = (getattr(exc, "name", None) or "").split(".")[0]
-        return name != "inductor_doctor"
-    return False
-
-
-def repair_line(exc: BaseException) -> str:
-    """The one line for a broken installation found while running."""
-    return f"a dependency of the doctor cannot be imported ({_what(exc)}); {REPAIR}"
 
 
 if __name__ == "__main__":

@@ -456,6 +456,17 @@ def _usage_line(exc: Any) -> str:
     return f"{exc.format_message()} (see `{where} --help`)"
 
 
+def broken_install(exc: BaseException) -> bool:
+    """An import that failed after start-up (rich is imported only when output is rendered): a
+    dependency missing or broken, or a module of the doctor's own gone; never a finding, and (as
+    `_entry.py` says of a failure before start-up) repaired by reinstalling."""
+    if isinstance(exc, ModuleNotFoundError):
+        return True
+    if isinstance(exc, ImportError):
+        return (getattr(exc, "name", None) or "").split(".")[0] != "inductor_doctor"
+    return False
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Every way out is an exit code; only a doctor bug (exit 3) may mention a traceback."""
     try:
@@ -484,10 +495,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         if os.environ.get("INDUCTOR_DOCTOR_DEBUG"):
             raise
-        from inductor_doctor._entry import broken_install, repair_line
-
         if broken_install(exc):
-            return _fail(repair_line(exc), ExitCode.DOCTOR_FAILED)
+            what = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:300]
+            return _fail(f"a dependency of the doctor cannot be imported ({what}); the doctor's own "
+                         "installation is broken — reinstall it with "
+                         f"`{sys.executable} -m pip install --force-reinstall inductor-doctor`",
+                         ExitCode.DOCTOR_FAILED)
         return _fail(
             f"internal error ({type(exc).__name__}: {exc}); this is a bug in inductor-doctor, "
             "please report it (set INDUCTOR_DOCTOR_DEBUG=1 for the traceback)",
