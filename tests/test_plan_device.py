@@ -84,3 +84,41 @@ def test_skew_of_a_range_is_what_pip_would_pick():
     assert rows["triton-version-skew"][0] == "likely"
     _, rows, _ = plan("torch==2.13.0+cpu", "triton==3.0.0")
     assert rows["triton-version-skew"][0] == "ok"
+
+
+# --- the wheel's own facts: CUDA runtime and GPU architectures, predicted from a spec alone ----------
+
+
+def test_arch_and_driver_are_predicted_from_the_spec_alone():
+    rc, rows, doc = plan("torch==2.6.0", "--gpu", "sm_120", "--driver", "550.54")
+    status, reason = rows["torch-gpu-arch-missing"]
+    assert status == "affected" and "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90" in reason, reason
+    status, reason = rows["cuda-driver-too-old"]
+    assert status == "ok" and "CUDA 12.4" in reason and "minor-version compatibility" in reason, reason
+    assert doc["environment"]["torch"]["cuda"] == "12.4" and rc == 1
+
+
+def test_a_cuda13_wheel_on_a_525_driver_is_predicted():
+    rc, rows, _ = plan("torch==2.13.0", "--gpu", "sm_90", "--driver", "525.60.13")
+    status, reason = rows["cuda-driver-too-old"]
+    assert status == "affected" and "580.65.06" in reason and "CUDA 13.0" in reason, reason
+    assert rows["torch-gpu-arch-missing"][0] == "ok"
+    assert rc == 1
+
+
+@pytest.mark.parametrize("torch, gpu, want", [
+    ("2.9.1", "sm_61", "affected"),   # cu128: sm_70 and up
+    ("2.7.1", "sm_61", "ok"),         # cu126: sm_60's cubin runs on sm_61
+    ("2.13.0", "sm_70", "affected"),  # cu130: sm_75 and up
+    ("2.10.0", "sm_70", "ok"),
+    ("2.9.1+cu128", "sm_120", "ok"),
+])
+def test_each_release_has_its_own_arch_list(torch, gpu, want):
+    _, rows, _ = plan(f"torch=={torch}", "--gpu", gpu)
+    assert rows["torch-gpu-arch-missing"][0] == want, rows["torch-gpu-arch-missing"]
+
+
+def test_a_variant_the_snapshot_did_not_read_is_inconclusive_not_ok():
+    _, rows, _ = plan("torch==2.9.1+cu126", "--gpu", "sm_90")
+    status, reason = rows["torch-gpu-arch-missing"]
+    assert status == "inconclusive" and "not in the release snapshot" in reason

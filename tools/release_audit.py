@@ -2,6 +2,7 @@
 """Audit the known-issue tables against the real torch and Triton releases on PyPI.
 
     python tools/release_audit.py refresh   # re-read every release, rewrite the snapshot
+    python tools/release_audit.py wheels    # re-read only what each torch wheel is built for
     python tools/release_audit.py check     # compare the tables in inductor_doctor/kb/ with it
 
 `refresh` reads only the few files it needs from each wheel (HTTP range requests) and caches
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT))
 
-from audit import check, refresh  # noqa: E402
+from audit import check, refresh, remote  # noqa: E402
 
 SNAPSHOT = ROOT / "inductor_doctor" / "kb" / "_data" / "releases.json"
 
@@ -30,12 +31,26 @@ def main(argv: list) -> int:
     r = sub.add_parser("refresh", help="re-read the releases on PyPI and rewrite the snapshot")
     r.add_argument("--offline", action="store_true", help="reuse the cached index pages")
     r.add_argument("--output", type=Path, default=SNAPSHOT)
+    w = sub.add_parser("wheels", help="re-read only what each torch wheel is built for (CUDA, GPU "
+                       "architectures, tags) into the existing snapshot")
+    w.add_argument("--offline", action="store_true", help="reuse the cached index page")
+    w.add_argument("--output", type=Path, default=SNAPSHOT)
     c = sub.add_parser("check", help="compare the kb tables with the snapshot (offline)")
     c.add_argument("--snapshot", type=Path, default=SNAPSHOT)
     c.add_argument("--with-cache", action="store_true",
                    help="also run the doctor's file readers on the files `refresh` downloaded")
     args = parser.parse_args(argv)
-    if args.command == "refresh":
+    if args.command == "wheels":
+        snap = check.load(args.output)
+        try:
+            refresh.add_wheel_facts(snap, remote.index("torch", refresh=not args.offline))
+        except (refresh.RefreshError, RuntimeError, OSError) as exc:
+            print(f"release_audit: {exc}", file=sys.stderr)
+            return 2
+        refresh.write(snap, args.output)
+        print(f"wrote {args.output}: wheel facts of {len(snap['torch'])} torch releases")
+        problems = check.against(snap)
+    elif args.command == "refresh":
         try:
             snap = refresh.build(offline=args.offline)
         except (refresh.RefreshError, RuntimeError, OSError) as exc:

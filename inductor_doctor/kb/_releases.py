@@ -104,6 +104,7 @@ def ptxas_release_accepts(release: Optional[str], gpu_name: str) -> Optional[boo
 #: built (12.x: 525.60.13 and newer; 13.x: 580.65.06 and newer). From 13.4 on the toolkit no
 #: longer bundles a Linux driver, so the notes list none.
 CUDA_MIN_DRIVER: Dict[str, str] = {
+    "11.7": "515.43.04",
     "11.8": "520.61.05",
     "12.0": "525.60.13",
     "12.1": "530.30.02",
@@ -173,3 +174,30 @@ def pypi_build(version: str, sys_platform: str, machine: str) -> Optional[Tuple[
         return None
     key = platform_key(sys_platform, machine) or ""
     return wheel["build"], wheel.get("cuda"), _PLATFORM_NAMES.get(key, key)
+
+
+def variant_facts(version: str, tag: Optional[str], sys_platform: str,
+                  machine: str) -> Optional[Dict[str, Any]]:
+    """What the snapshot knows of one build of torch `version`: `build`, `cuda`, `archs` (as
+    `torch.cuda.get_arch_list()` gives them) and `source`, with `variant` the index tag (`cu128`).
+
+    `tag` None is the wheel PyPI serves here; `cpu` is the CPU build; `cuXXX` is PyPI's wheel when it
+    is built with that CUDA (PyPI serves the same wheel as PyTorch's index for its default CUDA), else
+    None: the snapshot did not read that variant.
+    """
+    wheel = pypi_wheel(version, sys_platform, machine)
+    if tag is not None and tag.startswith("cpu"):
+        return {"build": "cpu", "cuda": None, "archs": None, "variant": "cpu",
+                "source": "a CPU-only build (no CUDA)"}
+    if wheel is None or not wheel.get("build"):
+        return None
+    pypi_tag = "cpu" if wheel["build"] == "cpu" else "cu" + str(wheel.get("cuda") or "").replace(".", "")
+    if tag is not None and tag != pypi_tag:
+        return None
+    return {"build": wheel["build"], "cuda": wheel.get("cuda"), "archs": wheel.get("archs"),
+            "variant": pypi_tag, "source": f"{wheel.get('wheel')} on PyPI"}
+
+
+def cuda_tag(cuda: Optional[str]) -> Optional[str]:
+    """`12.8` → `cu128`."""
+    return "cu" + cuda.replace(".", "") if cuda else None

@@ -114,21 +114,49 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                               "major release: minor-version compatibility", Basis.VERSION)
 
 
+def _planned_cudas(inp: PlanInput) -> List[Tuple[str, str]]:
+    """(CUDA release, what says so) per planned torch: the build the snapshot read, else `--cuda`."""
+    torch = inp.package("torch")
+    out: List[Tuple[str, str]] = []
+    for version in (torch.candidates if torch is not None and torch.version_known else ()):
+        v = inp.torch_variant(version)
+        if v is not None and v["build"] == "cuda" and v.get("cuda"):
+            out.append((v["cuda"], f"torch {version}'s {v['variant']} build ({v['source']})"))
+    if not out and inp.cuda:
+        out.append((inp.cuda, f"CUDA {inp.cuda}"))
+    return out
+
+
 def predict(inp: PlanInput) -> List[RuleOutcome]:
-    """`plan --cuda 13.0 --driver 535.104.05`: the driver against the planned CUDA's major release."""
-    tv = version_tuple(inp.cuda, 2)
+    """`plan torch==2.11.0 --driver 550.54`: the driver against the CUDA each planned build was
+    made with (read from the wheel's METADATA into the release snapshot), or `--cuda`."""
     dv = version_tuple(inp.driver, 3)
-    if tv is None or dv is None:
-        return [RuleOutcome(Status.NOT_APPLICABLE, "needs --cuda and --driver in the plan", Basis.VERSION)]
-    floor = major_floor(tv[0])
-    fv = version_tuple(floor, 3)
-    if fv is None:
-        return [RuleOutcome(Status.INCONCLUSIVE, f"CUDA {tv[0]}.x is not in the doctor's driver table",
-                            Basis.VERSION)]
-    if dv < fv:
-        return [RuleOutcome(Status.AFFECTED, f"driver {inp.driver} is older than {floor}, the oldest that "
-                            f"runs CUDA {tv[0]}.x: torch will report the driver too old", Basis.VERSION)]
-    return [RuleOutcome(Status.OK, f"driver {inp.driver} runs CUDA {dotted(tv)} (>= {floor})", Basis.VERSION)]
+    cudas = _planned_cudas(inp)
+    if dv is None or not cudas:
+        need = "--driver" if cudas else "a CUDA build of torch (or --cuda) and --driver"
+        return [RuleOutcome(Status.NOT_APPLICABLE, f"needs {need} in the plan", Basis.VERSION)]
+    bad, good, unknown = [], [], []
+    for cuda, what in cudas:
+        tv = version_tuple(cuda, 2)
+        floor = major_floor(tv[0]) if tv else None
+        fv = version_tuple(floor, 3)
+        if tv is None or fv is None:
+            unknown.append(f"CUDA {cuda} is not in the doctor's driver table")
+        elif dv < fv:
+            bad.append(f"driver {inp.driver} is older than {floor}, the oldest that runs CUDA {tv[0]}.x, and "
+                       f"{what} needs CUDA {cuda}: torch will report the driver too old")
+        else:
+            full = CUDA_MIN_DRIVER.get(dotted(tv))
+            compat = "" if not full or dv >= version_tuple(full, 3) else \
+                f" through minor-version compatibility (CUDA {dotted(tv)}'s own driver is {full})"
+            good.append(f"driver {inp.driver} runs {what}: CUDA {cuda} needs >= {floor}{compat}")
+    if bad and not good and not unknown:
+        return [RuleOutcome(Status.AFFECTED, bad[0], Basis.VERSION)]
+    if bad:
+        return [RuleOutcome(Status.LIKELY, f"{bad[0]} (one of the planned releases)", Basis.VERSION)]
+    if unknown:
+        return [RuleOutcome(Status.INCONCLUSIVE, unknown[0], Basis.VERSION)]
+    return [RuleOutcome(Status.OK, good[0], Basis.VERSION)]
 
 
 ISSUE = KnownIssue(

@@ -33,6 +33,7 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.plan.inputs import PlanInput
     from inductor_doctor.probe.facts import Facts
 
 
@@ -75,6 +76,48 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                                "kernel image is available for execution on the device'", device=gpu.device,
                                capability=f"sm_{cc}", arch_list=list(archs)))
     return out
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan torch==2.6.0 --gpu sm_120`: the GPU against the architectures each planned build was
+    compiled for, as the release snapshot read them from the wheel (libtorch_python.so's arch list,
+    confirmed by libtorch_cuda.so's fat binaries)."""
+    torch = inp.package("torch")
+    if torch is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "torch is not in the plan", Basis.VERSION)]
+    if inp.gpu_sm is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "needs --gpu in the plan (e.g. --gpu sm_120)",
+                            Basis.VERSION)]
+    if not torch.version_known:
+        return [RuleOutcome(Status.INCONCLUSIVE, "the planned torch version is unknown; pin it to decide",
+                            Basis.VERSION)]
+    hits, misses, unknown = [], [], []
+    for version in torch.candidates:
+        v = inp.torch_variant(version)
+        if v is None or (v["build"] == "cuda" and not v.get("archs")):
+            unknown.append(version)
+            continue
+        if v["build"] != "cuda":
+            hits.append(f"torch {version} ({v['source']}) has no CUDA kernels (see torch-cpu-only-build)")
+            continue
+        archs = v["archs"]
+        how, entry = support(inp.gpu_sm, archs)
+        label = f"torch {version} ({v['variant']}, {v['source']})"
+        if how == "none":
+            hits.append(f"{label} was built for {' '.join(archs)}: sm_{inp.gpu_sm} has no kernel and no PTX "
+                        "to fall back on ('no kernel image is available for execution on the device')")
+        elif how == "cubin":
+            misses.append(f"{label} runs on sm_{inp.gpu_sm} with its {entry} kernels")
+        else:
+            misses.append(f"{label} runs on sm_{inp.gpu_sm}: the driver JIT-compiles its {entry} PTX")
+    if hits and not misses and not unknown:
+        return [RuleOutcome(Status.AFFECTED, hits[0], Basis.VERSION)]
+    if hits:
+        return [RuleOutcome(Status.LIKELY, f"{hits[0]} (one of the planned releases)", Basis.VERSION)]
+    if unknown:
+        return [RuleOutcome(Status.INCONCLUSIVE, f"the GPU architectures of torch {unknown[0]} "
+                            f"({inp.variant or 'PyPI'}) are not in the release snapshot", Basis.VERSION)]
+    return [RuleOutcome(Status.OK, misses[0], Basis.VERSION)]
 
 
 ISSUE = KnownIssue(
@@ -124,4 +167,5 @@ ISSUE = KnownIssue(
                    "python -c 'import torch; print(torch.cuda.get_arch_list())'", "other"),
     ),
     rule=rule,
+    predict=predict,
 )

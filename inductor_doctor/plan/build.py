@@ -32,7 +32,8 @@ _INDEX = re.compile(
 )
 _LOCAL = re.compile(r"^(?P<tag>cpu(?:[-_.][a-z0-9]+)?|cu\d{3}|rocm\d+(?:\.\d+)*|xpu)$", re.IGNORECASE)
 
-Build = Tuple[Optional[str], Optional[str], str]  # (build, CUDA release "12.8" or None, what says so)
+#: (build, CUDA release "12.8" or None, what says so, the index tag "cu128" when the plan names one)
+Build = Tuple[Optional[str], Optional[str], str, Optional[str]]
 
 
 def from_tag(tag: str) -> Tuple[str, Optional[str]]:
@@ -66,21 +67,22 @@ def planned_build(torch: Optional[PlannedPackage], index_urls: Sequence[str],
                   env: Mapping[str, str]) -> Build:
     """The build pip would install for the planned torch (see the module's docstring)."""
     if torch is None:
-        return None, None, ""
+        return None, None, "", None
     tags = {local_tag(v) for v in torch.candidates} if torch.candidates else {None}
     if len(tags) == 1 and None not in tags:
         tag = tags.pop()
         assert tag is not None
         build, cuda = from_tag(tag)
-        return build, cuda, torch.describe()
+        return build, cuda, torch.describe(), tag
     served = [(url, index_tag(url)) for url in index_urls]
     pytorch = [(url, tag) for url, tag in served if tag]
     if pytorch and len({tag for _, tag in pytorch}) == 1 and len(pytorch) == len(served):
         url, tag = pytorch[0]
+        assert tag is not None
         build, cuda = from_tag(tag)
-        return build, cuda, f"--index-url {url}"
+        return build, cuda, f"--index-url {url}", tag
     if served:
-        return None, None, ""  # several indexes, or one that is not PyTorch's: pip's choice
+        return None, None, "", None  # several indexes, or one that is not PyTorch's: pip's choice
     return platform_default(torch, env)
 
 
@@ -90,12 +92,12 @@ def platform_default(torch: PlannedPackage, env: Mapping[str, str]) -> Build:
 
     system = env.get("sys_platform", "")
     if system == "darwin":
-        return "cpu", None, "macOS (PyPI's torch for macOS has no CUDA: CPU and MPS only)"
+        return "cpu", None, "macOS (PyPI's torch for macOS has no CUDA: CPU and MPS only)", "cpu"
     builds = {pypi_build(v, system, env.get("platform_machine", "")) for v in torch.candidates}
     if not torch.candidates or len(builds) != 1:
-        return None, None, ""
+        return None, None, "", None
     found = builds.pop()
     if found is None:
-        return None, None, ""
+        return None, None, "", None
     build, cuda, where = found
-    return build, cuda, f"{torch.describe()} from PyPI on {where}"
+    return build, cuda, f"{torch.describe()} from PyPI on {where}", None

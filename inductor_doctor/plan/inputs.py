@@ -106,6 +106,9 @@ class PlanInput:
     build: Optional[str] = None
     build_source: str = ""
     index_urls: Tuple[str, ...] = ()  # --index-url and the requirement files' -i/--extra-index-url
+    #: The build's index tag when the plan names one (`cpu`, `cu128`: a `+cu128` label or PyTorch's
+    #: index); None for the wheel PyPI serves the platform.
+    variant: Optional[str] = None
     marker_env: Mapping[str, str] = field(default_factory=dict)  # the target's PEP 508 environment
 
     def package(self, name: str) -> Optional[PlannedPackage]:
@@ -131,6 +134,16 @@ class PlanInput:
     def flag_values(self, prefix: str) -> List[str]:
         """The values of `PREFIX=value` flags in `--cxxflags`, in order (the last one wins)."""
         return [f[len(prefix) :] for f in self.cxxflags if f.startswith(prefix)]
+
+    @property
+    def machine(self) -> str:
+        return self.marker_env.get("platform_machine", "")
+
+    def torch_variant(self, version: str) -> Optional[dict]:
+        """The snapshot's facts of the planned torch build at `version` (see `variant_facts`)."""
+        from inductor_doctor.kb._releases import variant_facts
+
+        return variant_facts(version, self.variant, self.platform, self.machine)
 
     @property
     def cpu_only(self) -> bool:

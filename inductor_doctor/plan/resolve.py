@@ -214,7 +214,7 @@ def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
     for name, reqs in combine(read.requirements).items():
         packages[name] = resolve(name, reqs)
     index_urls = tuple(([request.index_url] if request.index_url else []) + read.index_urls)
-    build, build_cuda, build_source = planned_build(packages.get("torch"), index_urls, env)
+    build, build_cuda, build_source, variant = planned_build(packages.get("torch"), index_urls, env)
     if "torch" in packages and "triton" not in packages:
         triton = _infer_triton(packages["torch"], env, build)
         if triton is not None:
@@ -232,6 +232,7 @@ def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
         build=build,
         build_source=build_source,
         index_urls=index_urls,
+        variant=variant,
         marker_env=env,
     )
     return inp, read.files, read.ignored

@@ -277,8 +277,39 @@ def check_readers(snap: Snapshot) -> List[str]:
     return bad
 
 
+def check_wheels(snap: Snapshot) -> List[str]:
+    """What each torch wheel is built for: read for every release, kernels that confirm the arch
+    list, and a driver the doctor knows for every CUDA a wheel needs."""
+    from inductor_doctor.kb._releases import CUDA_MIN_DRIVER
+
+    bad = []
+    for version, entry in _torch(snap):
+        pypi = entry.get("pypi") or {}
+        linux = pypi.get("linux_x86_64")
+        if not linux:
+            bad.append(f"torch {version}: no wheel facts for Linux x86_64 (run `release_audit.py wheels`)")
+            continue
+        if linux["pythons"] != entry["pythons"]:
+            bad.append(f"torch {version}: the Linux x86_64 wheels' Pythons {linux['pythons']} are not the "
+                       f"release's {entry['pythons']}")
+        for key, facts in pypi.items():
+            if facts["build"] != "cuda":
+                continue
+            if not facts.get("archs"):
+                bad.append(f"torch {version} ({key}): a CUDA wheel whose GPU architectures were not read")
+                continue
+            extra = set(facts.get("fatbin_sample") or ()) - set(facts["archs"])
+            if not facts.get("fatbin_sample") or extra:
+                bad.append(f"torch {version} ({key}): libtorch_cuda.so's kernels "
+                           f"({facts.get('fatbin_sample')}) do not confirm the arch list {facts['archs']}")
+            if facts["cuda"] not in CUDA_MIN_DRIVER:
+                bad.append(f"CUDA_MIN_DRIVER: no driver for CUDA {facts['cuda']}, which torch {version}'s "
+                           f"{key} wheel needs")
+    return bad
+
+
 CHECKS = (check_releases, check_python, check_compiler, check_const_data_ptr, check_ptxas,
-          check_driver_table, check_gpu_tables)
+          check_driver_table, check_gpu_tables, check_wheels)
 
 
 def against(snap: Snapshot, cache: bool = False) -> List[str]:

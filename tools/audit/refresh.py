@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Tuple
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from audit import ptxas_run, remote, torch_facts, triton_facts
+from audit import ptxas_run, remote, torch_facts, triton_facts, wheel_facts
 
 FIRST = {"torch": Version("2.0"), "triton": Version("2.0")}
 LISTED = ("torch", "triton", "torch-xla")
@@ -175,7 +175,37 @@ def build(offline: bool = False) -> Dict[str, Any]:
             except triton_facts.Unreadable as exc:
                 raise RefreshError(f"triton {v}: {exc}; update tools/audit/triton_facts.py") from None
     snapshot["ptxas"] = dict(sorted(snapshot["ptxas"].items(), key=lambda kv: Version(kv[1]["version"])))
+    add_wheel_facts(snapshot, indexes["torch"])
     return snapshot
+
+
+#: Which platforms' wheels get their GPU architectures read (the others: build and tags only).
+KERNELS = ("linux_x86_64", "linux_aarch64")
+
+
+def wheel_facts_of(index: Dict[str, Any], version: str) -> Dict[str, Any]:
+    """Per platform, what PyPI's wheel of torch `version` is built for (`wheel_facts.platform_facts`)."""
+    out: Dict[str, Any] = {}
+    for key in wheel_facts.PLATFORMS:
+        wheels = wheel_facts.platform_wheels(index, version, key)
+        if not wheels:
+            continue
+        sha = wheel_facts.pick(wheels)["hashes"]["sha256"]
+        try:
+            facts = _cached("wheel", f"{sha}-{key}-w{wheel_facts.VERSION}",
+                            lambda k=key: wheel_facts.platform_facts(index, version, k, k in KERNELS))
+        except wheel_facts.Unreadable as exc:
+            raise RefreshError(f"torch {version} ({key}): {exc}; update tools/audit/wheel_facts.py") from None
+        if facts is not None:
+            out[key] = facts
+    return out
+
+
+def add_wheel_facts(snapshot: Dict[str, Any], index: Dict[str, Any]) -> None:
+    """Every torch release's `pypi` entry: the build, CUDA, GPU architectures and tags per platform."""
+    for v in snapshot["torch"]:
+        log(f"torch {v}: wheel facts")
+        snapshot["torch"][v]["pypi"] = wheel_facts_of(index, v)
 
 
 def dumps(snapshot: Dict[str, Any]) -> str:
