@@ -124,11 +124,60 @@ def _check(device: str, python: Optional[str], timeout: Optional[float]) -> Verd
     kinds = ["toolchain", device] + (["cuda"] if device.startswith("cuda") else [])
     report = run_check(CheckRequest(python=python, timeout_s=timeout, devices=DeviceFilter.only(*kinds)))
     findings = [f.to_dict() for f in report.findings]
-    return decide(device, findings)
+    return decide(device, findings, absent(device, report.environment))
 
 
-def decide(device: str, findings: List[Dict[str, Any]]) -> Verdict:
-    """Usable only when no error-level finding is affected, likely, or could not be decided."""
+def absent(device: str, environment: Dict[str, Any]) -> Optional[str]:
+    """Why `device` is not there for torch, from the probe's facts; None when it is.
+
+    A device that is absent, hidden or out of range has nothing to compile on: its rules answer
+    `not-applicable` ("no NVIDIA GPU here"), which is no evidence that a compile would work, so
+    preflight must never read it as "nothing in the way".
+    """
+    if device == "cpu":
+        return None
+    torch = environment.get("torch") or {}
+    if device == "xla":
+        xla = environment.get("xla") or {}
+        return None if xla.get("version") else "torch_xla is not installed"
+    if not torch.get("version"):
+        return "torch is not installed"
+    if not torch.get("cuda") and not torch.get("hip"):
+        return f"torch {torch['version']} is CPU-only (a build without CUDA)"
+    cuda = environment.get("cuda") or {}
+    if any(f"cuda:{g.get('index')}" == device for g in cuda.get("gpus") or ()):
+        return None
+    driver = cuda.get("driver_gpus") or []
+    if not driver and not cuda.get("driver_version"):
+        return "there is no NVIDIA GPU or driver here"
+    count = cuda.get("torch_device_count")
+    if count is None:
+        count = cuda.get("visible_count")
+    if count is None:
+        count = len(driver)
+    if count == 0:
+        hidden = cuda.get("visible_devices")
+        why = f"CUDA_VISIBLE_DEVICES={hidden!r} hides them" if hidden is not None else "torch sees none"
+        return f"no such device: the driver lists {len(driver)} GPU(s) and {why}"
+    last = f"cuda:0 to cuda:{count - 1}" if count > 1 else "cuda:0 only"
+    return f"no such device: {device} is out of range (torch sees {count} GPU(s): {last})"
+
+
+def decide(device: str, findings: List[Dict[str, Any]], missing: Optional[str] = None) -> Verdict:
+    """Usable only when the device is there, something on it was checked, and no error-level
+    finding is affected, likely, or could not be decided.
+
+    `missing` is why the device is absent (`absent()`). A device that is there but on which every
+    finding is `not-applicable` (or none was made) was not checked: that is no "usable" either.
+    """
+    if missing is not None:
+        reason = f"torch.compile cannot run on {device}: {missing}"
+        return Verdict(False, device, reason, checked=len(findings))
+    own = [f for f in findings if _on(f, device) and f["severity"] == "error"]
+    if device != "cpu" and not any(f["status"] != "not-applicable" for f in own):
+        what = "; ".join(sorted({f["reason"] for f in own})[:2]) or "no check concerns it"
+        reason = f"torch.compile cannot be confirmed on {device}: nothing on it was checked ({what})"
+        return Verdict(False, device, reason, checked=len(findings))
     blocking = [f for f in findings if f["severity"] == "error" and f["status"] in BLOCKING
                 and not f.get("suppressed")]
     blocking.sort(key=lambda f: BLOCKING.index(f["status"]))
@@ -147,6 +196,12 @@ def decide(device: str, findings: List[Dict[str, Any]]) -> Verdict:
     if workaround:
         reason += f"; try: {workaround}"
     return Verdict(False, device, reason, tuple(blocking), workaround, warnings, checked=len(findings))
+
+
+def _on(finding: Dict[str, Any], device: str) -> bool:
+    """A finding about `device` itself (the bare kind `cuda` is a GPU that was not found)."""
+    where = finding["device"]
+    return where == device or (device.startswith("cuda:") and where == "cuda")
 
 
 def _first_workaround(finding: Dict[str, Any]) -> Optional[str]:

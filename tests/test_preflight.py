@@ -132,3 +132,66 @@ def test_the_documented_pattern_runs_eagerly_and_says_why(tmp_path):
     assert "tensor([1.8415, 1.8415, 1.8415])" in proc.stdout
     assert "running step eagerly: torch.compile will fail on cpu: cxx-compiler-missing" in proc.stderr
     assert "to compile it: " in proc.stderr
+
+
+ABSENT = r"""
+import json, sys
+import torch  # the library's own process: torch is imported already
+import inductor_doctor
+out = {}
+for device in sys.argv[1:]:
+    v = inductor_doctor.preflight(device, timeout=600)
+    out[device] = {"usable": bool(v), "reason": v.reason, "checked": v.checked}
+print(json.dumps(out))
+"""
+
+
+def test_a_device_that_is_not_here_is_never_usable(tmp_path):
+    """With a CPU-only torch and no torch_xla (this machine), `cuda`, `cuda:3` and `xla` are not
+    there: each is not usable, and the reason says what is missing (the CPU's usable answer is
+    test_usable_here_and_the_second_call_is_a_record's)."""
+    _torch_or_skip()
+    import importlib.util
+
+    code = ABSENT.replace("sys.argv[1:]", "['cuda', 'cuda:3', 'xla']")
+    got = _run(code, tmp_path)
+    torch_cuda = subprocess.run([sys.executable, "-c", "import torch; print(torch.version.cuda)"],
+                                capture_output=True, text=True).stdout.strip()
+    if torch_cuda == "None":
+        for device, name in (("cuda", "cuda:0"), ("cuda:3", "cuda:3")):
+            assert got[device]["usable"] is False, got[device]
+            assert got[device]["reason"].startswith(f"torch.compile cannot run on {name}: torch ")
+            assert "is CPU-only" in got[device]["reason"]
+    if importlib.util.find_spec("torch_xla") is None:
+        assert got["xla"]["usable"] is False
+        assert got["xla"]["reason"] == "torch.compile cannot run on xla: torch_xla is not installed"
+    # The record of an absent device says the same, and no false "usable" is kept either.
+    again = _run(code, tmp_path)
+    assert {d: v["usable"] for d, v in again.items()} == {d: v["usable"] for d, v in got.items()}
+
+
+def _gpu_environment(**cuda):
+    base = {"driver_version": "580.1", "driver_gpus": [{"index": 0}], "gpus": [], "visible_devices": None,
+            "torch_device_count": None, "visible_count": None}
+    return {"torch": {"version": "2.11.0+cu130", "cuda": "13.0"}, "cuda": {**base, **cuda}, "xla": None}
+
+
+def test_absent_names_out_of_range_hidden_and_missing_driver():
+    """What the GPU host's states give the probe (tests/gpu_states.sh runs them for real): the
+    reason preflight gives for each way a GPU can be missing."""
+    from inductor_doctor.gate import absent, decide
+
+    one_gpu = _gpu_environment(gpus=[{"index": 0}], visible_count=1)
+    assert absent("cuda:0", one_gpu) is None
+    three = _gpu_environment(visible_count=1)  # the filter kept cuda:3 only, and there is none
+    assert absent("cuda:3", three) == "no such device: cuda:3 is out of range (torch sees 1 GPU(s): cuda:0 only)"
+    hidden = _gpu_environment(visible_devices="", visible_count=0)
+    assert absent("cuda:0", hidden) == ("no such device: the driver lists 1 GPU(s) and "
+                                        "CUDA_VISIBLE_DEVICES='' hides them")
+    no_driver = _gpu_environment(driver_version=None, driver_gpus=[])
+    assert absent("cuda:0", no_driver) == "there is no NVIDIA GPU or driver here"
+    # A device that is there, but on which nothing was checked, is not usable either.
+    only_na = [{"id": "x", "device": "cuda:0", "status": "not-applicable", "severity": "error",
+                "reason": "triton is not installed"}]
+    verdict = decide("cuda:0", only_na)
+    assert not verdict and "nothing on it was checked (triton is not installed)" in verdict.reason
