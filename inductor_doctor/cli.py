@@ -470,6 +470,27 @@ def broken_install(exc: BaseException) -> bool:
 def main(argv: Optional[List[str]] = None) -> int:
     """Every way out is an exit code; only a doctor bug (exit 3) may mention a traceback."""
     try:
+        return _main(argv)
+    finally:
+        _warn_refused_cache()
+
+
+def _warn_refused_cache() -> None:
+    """One line on stderr when the cache directory was refused (paths.untrusted): the command ran
+    uncached, as pip does with a cache it does not own."""
+    from inductor_doctor.paths import cache_refusal
+
+    line = cache_refusal()
+    if line:
+        try:
+            sys.stderr.write(f"inductor-doctor: {line}\n")
+            sys.stderr.flush()
+        except OSError:
+            pass
+
+
+def _main(argv: Optional[List[str]]) -> int:
+    try:
         for line in unknown_env_warnings():
             sys.stderr.write(f"inductor-doctor: {line}\n")
         rv = app.main(args=argv, prog_name="inductor-doctor", standalone_mode=False)

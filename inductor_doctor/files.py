@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Optional, Union
@@ -19,6 +20,34 @@ def file_key(path: Optional[str]) -> Optional[list]:
     except OSError:
         return None
     return [real, st.st_size, st.st_mtime_ns]
+
+
+def read_own_text(path: Union[str, Path]) -> Optional[str]:
+    """A record's text, only if this user wrote it: a regular file (a link is not followed) owned
+    by this user and writable by no one else, in a directory of the same kind. Anything else
+    (missing, another user's, a link, a directory, a FIFO) is None: a record is never read from
+    where someone else could have put it."""
+    path = str(path)
+    uid = os.getuid()
+    try:
+        parent = os.stat(os.path.dirname(path) or ".")
+        if parent.st_uid != uid or parent.st_mode & 0o022:
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid or st.st_mode & 0o022:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            return fh.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
 def write_text_atomic(path: Union[str, Path], text: str, private: bool = False) -> None:

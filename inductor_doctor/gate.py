@@ -98,8 +98,12 @@ def preflight(
     except BaseException as exc:  # the doctor's own failure must not break the caller, nor say "usable"
         reason = f"inductor-doctor could not check {device}: {type(exc).__name__}: {exc}"
         return Verdict(False, device, reason, duration_s=time.perf_counter() - start)
+    from inductor_doctor.paths import cache_refusal
+
+    refusal = cache_refusal()  # the cache directory was not ours: checked afresh, and say so
+    warnings = verdict.warnings + ((refusal,) if refusal else ())
     verdict = Verdict(verdict.usable, verdict.device, verdict.reason, verdict.findings, verdict.workaround,
-                      verdict.warnings, False, time.perf_counter() - start, verdict.checked)
+                      warnings, False, time.perf_counter() - start, verdict.checked)
     if _cacheable(verdict):
         _write(key, verdict.to_dict())
     return verdict
@@ -322,10 +326,12 @@ def _read(key: str) -> Optional[Dict[str, Any]]:
     base = _dir()
     if base is None or os.environ.get("INDUCTOR_DOCTOR_NO_CACHE"):
         return None
+    from inductor_doctor.files import read_own_text
+
+    text = read_own_text(os.path.join(base, key + ".json"))
     try:
-        with open(os.path.join(base, key + ".json"), encoding="utf-8") as fh:
-            data = json.load(fh)
-    except (OSError, ValueError):
+        data = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
 

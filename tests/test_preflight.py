@@ -184,7 +184,8 @@ def test_absent_names_out_of_range_hidden_and_missing_driver():
     one_gpu = _gpu_environment(gpus=[{"index": 0}], visible_count=1)
     assert absent("cuda:0", one_gpu) is None
     three = _gpu_environment(visible_count=1)  # the filter kept cuda:3 only, and there is none
-    assert absent("cuda:3", three) == "no such device: cuda:3 is out of range (torch sees 1 GPU(s): cuda:0 only)"
+    assert absent("cuda:3", three) == ("no such device: cuda:3 is out of range "
+                                       "(torch sees 1 GPU(s): cuda:0 only)")
     hidden = _gpu_environment(visible_devices="", visible_count=0)
     assert absent("cuda:0", hidden) == ("no such device: the driver lists 1 GPU(s) and "
                                         "CUDA_VISIBLE_DEVICES='' hides them")

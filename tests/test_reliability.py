@@ -227,7 +227,9 @@ def test_compiler_that_hangs(tmp_path):
 
 def _tmpfs(where: Path, size: str = "64k", read_only: bool = False) -> Path:
     where.mkdir(parents=True, exist_ok=True)
-    opts = f"size={size}" + (",ro" if read_only else "")
+    # mode=700: a tmpfs is 1777 by default, and a cache directory others can write is refused
+    # (cache-dir-shared) before it could be found read-only.
+    opts = f"size={size},mode=700" + (",ro" if read_only else "")
     res = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(where)], capture_output=True)
     if res.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {res.stderr.decode(errors='replace').strip()}")

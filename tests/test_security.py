@@ -249,3 +249,92 @@ def test_cache_is_written_atomically(tmp_path, monkeypatch):
         t.join()
     assert errors == []
     assert len(list((tmp_path / "last").iterdir())) == 1  # no temporary left
+
+
+# --- a cache directory the doctor cannot trust is never read ------------------------------------------
+
+PLANTED = ["clang", "99.9.9", "clang version 99.9.9 (planted)"]
+
+
+def _nobody() -> int:
+    import pwd
+
+    if os.getuid() != 0:
+        pytest.skip("making a directory of another user's needs root")
+    try:
+        return pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        pytest.skip("no user 'nobody' here")
+
+
+def _planted_cache(tmp_path: Path, name: str) -> Path:
+    """A cache directory with the doctor's own records in it, every compiler identity rewritten to
+    'clang 99.9.9': what another user who can write the directory can put there (the keys are
+    the doctor's own, computable by anyone)."""
+    where = tmp_path / name
+    args = ["check", "--static", "--only", "clang-on-linux,compiler-too-old", "--format", "json"]
+    proc = run_doctor(args, env={"INDUCTOR_DOCTOR_CACHE_DIR": str(where)})
+    assert proc.returncode == 0, proc.stderr
+    identities = list((where / "probe").glob("identity-*.json"))
+    assert identities, "the probe kept no compiler identity to plant over"
+    for record in identities:
+        record.write_text(json.dumps({"answer": PLANTED}))
+    return where
+
+
+def _files(root: Path) -> dict:
+    return {str(p): p.stat().st_mtime_ns for p in root.rglob("*")}
+
+
+def _check_refuses(where: Path, says: str) -> None:
+    before = _files(where)
+    args = ["check", "--static", "--only", "clang-on-linux,compiler-too-old", "--format", "json"]
+    proc = run_doctor(args, env={"INDUCTOR_DOCTOR_CACHE_DIR": str(where)})
+    assert proc.returncode == 0, proc.stderr
+    assert "99.9.9" not in proc.stdout, "a planted record was read"
+    warnings = [ln for ln in proc.stderr.splitlines() if "cache directory" in ln]
+    assert len(warnings) == 1, proc.stderr
+    assert warnings[0].startswith(f"inductor-doctor: warning: the cache directory {where} is not used (")
+    assert says in warnings[0] and warnings[0].endswith("; running uncached")
+    doc = json.loads(proc.stdout)
+    assert says in doc["meta"]["cache_note"]
+    assert _files(where) == before, "the doctor wrote into a directory it does not trust"
+    # preflight refuses it the same way: the planted identity is not read, and it says why.
+    code = ("import json, inductor_doctor; v = inductor_doctor.preflight('xla'); "
+            "print(json.dumps({'reason': v.reason, 'warnings': list(v.warnings), 'cached': v.cached}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "INDUCTOR_DOCTOR_CACHE_DIR": str(where)})
+    verdict = json.loads(out.stdout.strip().splitlines()[-1])
+    assert verdict["cached"] is False and any(says in w for w in verdict["warnings"]), verdict
+    assert _files(where) == before
+
+
+@covers("cache-dir-foreign")
+def test_a_cache_directory_of_another_user_is_refused(tmp_path):
+    nobody = _nobody()
+    where = _planted_cache(tmp_path, "foreign")
+    subprocess.run(["chown", "-R", f"{nobody}", str(where)], check=True)
+    _check_refuses(where, f"belongs to uid {nobody}, not to this user")
+
+
+@covers("cache-dir-shared")
+def test_a_world_writable_sticky_cache_directory_is_refused(tmp_path):
+    nobody = _nobody()
+    where = _planted_cache(tmp_path, "shared")
+    where.chmod(0o1777)
+    for sub in where.iterdir():  # what another user put there is theirs
+        subprocess.run(["chown", "-R", f"{nobody}", str(sub)], check=True)
+    _check_refuses(where, "is writable by others (mode 1777)")
+
+
+@covers("record-foreign")
+def test_a_record_of_another_user_in_our_cache_is_not_read(tmp_path):
+    nobody = _nobody()
+    where = _planted_cache(tmp_path, "ours")
+    for record in (where / "probe").glob("identity-*.json"):
+        os.chown(record, nobody, -1)
+    args = ["check", "--static", "--only", "clang-on-linux,compiler-too-old", "--format", "json"]
+    proc = run_doctor(args, env={"INDUCTOR_DOCTOR_CACHE_DIR": str(where)})
+    assert proc.returncode == 0, proc.stderr
+    assert "99.9.9" not in proc.stdout and "cache directory" not in proc.stderr
+    assert "cache_note" not in json.loads(proc.stdout)["meta"]

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from inductor_doctor.files import file_key, write_text_atomic
+from inductor_doctor.files import file_key, read_own_text, write_text_atomic
 from inductor_doctor.paths import cache_dir, private_dir
 from inductor_doctor.version import __version__
 
@@ -99,9 +99,10 @@ class CanaryStore:
         """A stored run, or None: a missing, unreadable, truncated or foreign file is a miss."""
         if key is None or self.root is None or not self.reuse:
             return None
+        text = read_own_text(self.root / f"{key}.json")
         try:
-            data = json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            data = json.loads(text) if text is not None else None
+        except (ValueError, RecursionError):
             return None
         if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("run"), dict):
             return None
@@ -147,6 +148,11 @@ def save_last(python: str, report: Dict[str, Any]) -> Optional[str]:
     """Keep the report of this check; returns why it could not, if it could not."""
     path = _last_path(python)
     if path is None:
+        from inductor_doctor.paths import cache_refusal
+
+        refusal = cache_refusal()
+        if refusal:
+            return refusal
         return "report not kept (no home directory: set HOME or INDUCTOR_DOCTOR_CACHE_DIR)"
     import datetime
 
@@ -168,9 +174,10 @@ def last_report(python: Optional[str] = None) -> Optional[Dict[str, Any]]:
     path = _last_path(python or sys.executable)
     if path is None:
         return None
+    text = read_own_text(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        data = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
         return None
     report = data.get("report") if isinstance(data, dict) else None
     return report if isinstance(report, dict) and isinstance(report.get("results"), list) else None

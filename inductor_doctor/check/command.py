@@ -117,6 +117,11 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
                     canaries_cached=result.canaries_cached, cached=result.canaries_cached > 0)
         if result.cache_note:
             meta["cache_note"] = result.cache_note
+    from inductor_doctor.paths import cache_refusal
+
+    refusal = cache_refusal()
+    if refusal:
+        meta["cache_note"] = refusal
     notices = _notices(findings, issues)
     if notices:
         meta["notices"] = notices

@@ -70,10 +70,12 @@ def get(kind: str, key: Any) -> Optional[Dict[str, Any]]:
     path = _path(kind, key)
     if path is None:
         return None
+    from inductor_doctor.files import read_own_text
+
+    text = read_own_text(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            value = json.load(f)
-    except (OSError, ValueError):
+        value = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -84,11 +86,12 @@ def put(kind: str, key: Any, value: Dict[str, Any]) -> None:
     if path is None:
         return
     from inductor_doctor.files import write_text_atomic
+    from inductor_doctor.paths import private_dir
 
     try:
         with _lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, json.dumps(value, sort_keys=True))
+            private_dir(path.parent)
+        write_text_atomic(path, json.dumps(value, sort_keys=True), private=True)
     except OSError:
         pass
 

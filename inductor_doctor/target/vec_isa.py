@@ -70,8 +70,12 @@ def _store(key):
 
 
 def _recorded(path):
+    """The recorded list, only from a file of this user's that no one else can write."""
     try:
         with open(path) as f:
+            st = os.fstat(f.fileno())
+            if st.st_uid != os.getuid() or st.st_mode & 0o022:
+                return None
             value = json.load(f)
     except (OSError, ValueError):
         return None
@@ -82,8 +86,8 @@ def _record(path, names):
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(names, f)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            json.dump(names, f)  # 0600 whatever the umask: _recorded reads no file others can write
         os.replace(tmp, path)
     except OSError:
         pass

@@ -135,6 +135,18 @@ _add(
           "nothing executed; shown as text", "1", ""),
     Fault("cache-permissions", "security", "a fresh cache directory",
           "results written atomically, file 0600, directories the doctor creates 0700", "0", ""),
+    Fault("cache-dir-foreign", "security",
+          "INDUCTOR_DOCTOR_CACHE_DIR owned by another user (nobody), holding records planted by them "
+          "(a compiler identity 'clang 99.9.9')",
+          "refused with one warning line; the check runs uncached, writes nothing there, and the planted "
+          "identity appears nowhere", "0", "is not used"),
+    Fault("cache-dir-shared", "security",
+          "INDUCTOR_DOCTOR_CACHE_DIR a world-writable sticky directory (a /tmp-style path) of root's, "
+          "with records another user put there",
+          "refused with one warning line, as above", "0", "is writable by others"),
+    Fault("record-foreign", "security",
+          "a record owned by another user planted in a cache directory of the user's own",
+          "not read: a cache miss, the compiler asked afresh", "0", ""),
     # --- suppressions -----------------------------------------------------------------------------------
     Fault("suppression-expired", "suppressions", "[[suppress]] with until = yesterday",
           "not honoured; the report says it expired", "1", "expired on"),
