@@ -248,17 +248,19 @@ def probe(live: bool, fmt: str, python: Optional[str], output: Optional[Path]) -
 @option("--quiet", "-q", is_flag=True, default=False, help="No progress display on stderr.")
 @option("--distributed", is_flag=True, default=False,
         help="Under torchrun: every rank checks its own devices, rank 0 prints one fleet matrix.")
+@option("--artifact", "artifacts", multiple=True, metavar="PATH",
+        help="Also check that this .pt2 package, cache blob or cache directory loads here (repeatable).")
 def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep: bool,
           timeout: Optional[float], jobs: Optional[int], fail_on: str, fail_on_warnings: bool,
           python: Optional[str], no_cache: bool, output: Optional[Path], suppress: Sequence[str],
           config: Optional[Path], redact: Optional[bool], show_all: bool, quiet: bool,
-          distributed: bool) -> int:
+          distributed: bool, artifacts: Sequence[str]) -> int:
     """Probe, then check every known issue (static rules and canaries) on every device: the matrix."""
     from inductor_doctor.check.command import CheckRequest
 
     request = CheckRequest(python=python, static=static, deep=deep, timeout_s=timeout, jobs=jobs,
                            only=split_ids(only), skip=split_ids(skip), use_cache=not no_cache,
-                           suppress=split_ids(suppress), config=config)
+                           suppress=split_ids(suppress), config=config, artifacts=list(artifacts))
     policy = (FailOn(fail_on), fail_on_warnings)
     if distributed:
         from inductor_doctor.fleet.rank import run_rank
@@ -375,18 +377,20 @@ def list_(fmt: str) -> int:
         help="The Python, e.g. 3.12 or 3.13t (default: this one).")
 @option("--index-url", metavar="URL", default=None,
         help="The index torch comes from, e.g. https://download.pytorch.org/whl/cpu (decides the build).")
+@option("--artifact", "artifacts", multiple=True, metavar="PATH",
+        help="A .pt2 package, cache blob or cache directory the stack must load (repeatable).")
 @format_option()
 @output_option()
 def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str], cxxflags: Optional[str],
          cuda: Optional[str], driver: Optional[str], gpu: Optional[str], python_version: Optional[str],
-         index_url: Optional[str], fmt: str, output: Optional[Path]) -> int:
+         index_url: Optional[str], artifacts: Sequence[str], fmt: str, output: Optional[Path]) -> int:
     """Predict which known issues a planned stack would hit, before installing anything."""
     from inductor_doctor.plan.command import run_plan
     from inductor_doctor.plan.resolve import PlanRequest
 
     request = PlanRequest(specs=list(specs), requirement_files=list(requirements), cxx=cxx, cxxflags=cxxflags,
                           cuda=cuda, driver=driver, gpu=gpu, python_version=python_version,
-                          index_url=index_url)
+                          index_url=index_url, artifacts=list(artifacts))
     return deliver(run_plan(request), fmt, output)
 
 

@@ -277,8 +277,12 @@ class Finding:
     duration_s: float = 0.0
     evidence: Tuple[str, ...] = ()  # the first lines of what the canary printed, when it matters
     suppressed: Optional[str] = None  # the reason, when the user accepted this finding
+    #: The known issue this row is an instance of, where its id is not one (`check --artifact`'s
+    #: rows are `artifact.<file>`): what `explain` takes.
+    issue: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
+        extra = {"issue": self.issue} if self.issue else {}
         return {
             "id": self.id,
             "title": self.title,
@@ -292,6 +296,7 @@ class Finding:
             "duration_s": round(self.duration_s, 3),
             "evidence": list(self.evidence),
             "suppressed": self.suppressed,
+            **extra,
         }
 
     @classmethod
@@ -312,6 +317,7 @@ class Finding:
             duration_s=float(d.get("duration_s", 0.0)),
             evidence=tuple(d.get("evidence", [])),
             suppressed=d.get("suppressed"),
+            issue=d.get("issue"),
         )
 
 

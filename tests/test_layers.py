@@ -26,11 +26,14 @@ LAYERS: Tuple[Tuple[str, int], ...] = (
     ("inductor_doctor.version", 0),
     ("inductor_doctor.probe.facts", 0),
     ("inductor_doctor.plan.inputs", 0),
+    ("inductor_doctor.artifact.facts", 0),
     ("inductor_doctor.kb._releases", 0),
     # 1 where the target's scripts are (never imported: run)
     ("inductor_doctor.target", 1),
     # 2 facts about this machine
     ("inductor_doctor.probe", 2),
+    # 2.5 facts read from a compiled artifact (check/plan --artifact), with the probe's ELF reader
+    ("inductor_doctor.artifact", 2.5),
     # 3 the knowledge: rules read facts, they gather none
     ("inductor_doctor.kb", 3),
     # 4 services the commands are made of

@@ -50,6 +50,8 @@ class CheckRequest:
     #: Whether this check becomes "the last check" of its interpreter (what `fix` reads); a check
     #: run to try a workaround is not.
     remember: bool = True
+    #: Compiled artifacts to check against this host (`--artifact`): one row each.
+    artifacts: Sequence[str] = ()
 
 
 def select_issues(only: Sequence[str], skip: Sequence[str]) -> List[KnownIssue]:
@@ -108,7 +110,13 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     if plugin_errors:
         meta["plugin_errors"] = [{"entry_point": n, "error": e} for n, e in plugin_errors]
 
+    if request.artifacts:  # a missing or unreadable artifact is the user's error, before any probe
+        from inductor_doctor.check.artifacts import read
+
+        read(request.artifacts)
     facts, result, findings = _examine(request, python, issues, progress or Progress())
+    if request.artifacts and not facts.python.error and (result is None or result.interrupted is None):
+        findings = findings + _artifact_rows(request, python, facts, progress or Progress())
     environment = environment_of(facts)
     meta.update(duration_s=round(time.monotonic() - start, 3), probe_duration_s=round(facts.duration_s, 3),
                 static=request.static, cached=False)
@@ -198,6 +206,16 @@ def _examine(
             live.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _artifact_rows(request: CheckRequest, python: str, facts: Any, progress: Progress) -> List[Finding]:
+    from inductor_doctor.check.artifacts import check_artifacts
+    from inductor_doctor.check.runner import default_jobs
+
+    progress.phase("loading artifacts")
+    return check_artifacts(request.artifacts, facts, python, static=request.static,
+                           timeout_s=request.timeout_s, jobs=request.jobs or default_jobs(len(facts.gpus)),
+                           env=machine_env(facts), progress=progress)
 
 
 def machine_env(facts: Any) -> Dict[str, str]:

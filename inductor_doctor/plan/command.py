@@ -191,6 +191,20 @@ def unknown_releases(inp: PlanInput) -> List[str]:
     return out
 
 
+def planned_host(inp: PlanInput) -> Any:
+    """The planned stack as an artifact sees it: torch where one release is pinned, the GPU of
+    `--gpu`; the CPU, libstdc++ and glibc of an image not yet built are unknown."""
+    from inductor_doctor.artifact.host import HostView
+
+    def pinned(name: str) -> Optional[str]:
+        p = inp.package(name)
+        return p.candidates[0] if p is not None and p.resolved == "pin" and p.candidates else None
+
+    gpus = {"cuda:0": f"{inp.gpu_sm // 10}.{inp.gpu_sm % 10}"} if inp.gpu_sm is not None else {}
+    return HostView(torch_version=pinned("torch"), triton_version=pinned("triton"), platform=inp.platform,
+                    gpus=gpus, planned=True, what="the planned stack")
+
+
 def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Report:
     """Predict every known issue for the planned stack; `meta["predicted"]` drives exit code 1.
 
@@ -200,15 +214,23 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
     from inductor_doctor.kb import registry as default_registry
     from inductor_doctor.version import __version__
 
-    if not request.specs and not request.requirement_files:
+    if not request.specs and not request.requirement_files and not request.artifacts:
         raise UsageError(
             "plan needs SPECs or -r FILE — e.g. `inductor-doctor plan torch==2.5.1 triton==3.1.0`"
         )
+    if request.artifacts:  # a missing or unreadable artifact is the user's error, said first
+        from inductor_doctor.check.artifacts import read
+
+        read(request.artifacts)
     inp, files, ignored = build_input(request)
     reg = registry if registry is not None else default_registry()
     findings: List[Finding] = []
     for issue in reg:
         findings.extend(predict_issue(inp, issue))
+    if request.artifacts:
+        from inductor_doctor.check.artifacts import plan_artifacts
+
+        findings.extend(plan_artifacts(request.artifacts, planned_host(inp)))
     findings.sort(key=lambda f: (-f.status.rank, f.id, f.device))
     predicted = [
         f.id

@@ -43,6 +43,8 @@ class PlanRequest:
     gpu: Optional[str] = None
     python_version: Optional[str] = None
     index_url: Optional[str] = None
+    #: Compiled artifacts the planned stack must load (`--artifact`): one row each.
+    artifacts: List[str] = field(default_factory=list)
 
 
 
@@ -206,7 +208,7 @@ def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
     cuda, driver, gpu = parse_cuda(request.cuda), parse_driver(request.driver), parse_gpu(request.gpu)
     env = marker_environment(python_version)
     read = read_all(request.specs, request.requirement_files, env)
-    if not read.requirements:
+    if not read.requirements and not request.artifacts:
         shown = ", ".join(str(f) for f in request.requirement_files) or "the command line"
         raise UsageError(f"{shown} names no requirement (empty, or only comments and options): "
                          "nothing to plan")

@@ -225,7 +225,8 @@ def _details(console: Any, results: Sequence[Mapping[str, Any]]) -> None:
                 hanging(console, "$", w["command"], INDENT + 4, COMMAND)
         if r.get("upstream"):
             _wrapped(console, f"refs: {', '.join(r['upstream'])}", DIM)
-        _wrapped(console, f"more: inductor-doctor explain {r['id']}", DIM)
+        if r.get("issue") or not r["id"].startswith("artifact."):
+            _wrapped(console, f"more: inductor-doctor explain {r.get('issue') or r['id']}", DIM)
         console.print()
 
 

@@ -1,0 +1,110 @@
+"""The portable blob of `torch.compiler.save_cache_artifacts()` ("Mega-Cache"), read without torch.
+
+Its layout (torch/utils/_appending_byte_serializer.py, torch/compiler/_cache.py, torch 2.7 to 2.13):
+a CRC32 of the rest (4 bytes), the encoding version (uint64, big-endian), then per cache kind its
+name (base64, length-prefixed), a count, and per entry its key (base64) and content (bytes). The
+entries are pickles written by the torch that compiled them; they are never unpickled here. What
+built them is read from the text they carry: the repro header of the runnable graph ("# torch
+version: 2.13.0+cpu", "# torch cuda version: ...", "# torch git version: <hash>"), and a Triton
+kernel's source for its version.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import zlib
+from typing import Dict, List, Optional, Tuple
+
+from inductor_doctor.artifact.facts import ArtifactFacts
+
+ENCODING_VERSION = 1
+_TORCH = re.compile(rb"# torch version: ([^\s\\]+)")
+_TORCH_CUDA = re.compile(rb"# torch cuda version: ([^\s\\]+)")
+_TORCH_GIT = re.compile(rb"# torch git version: ([0-9a-f]{7,40})")
+_TRITON = re.compile(rb"triton[_ ]version[\"']?\s*[:=]\s*[\"']?([0-9][\w.+]*)")
+_DEVICE = re.compile(
+    rb"device_types\x94\x8c\x1etorch\.utils\._ordered_set\x94\x8c\nOrderedSet|"
+    rb"\x8c\x04(cuda)\x94|\x8c\x03(cpu)\x94|\x8c\x03(xpu)\x94"
+)
+
+
+class BlobError(ValueError):
+    pass
+
+
+def entries(data: bytes) -> List[Tuple[str, str, bytes]]:
+    """(kind, key, content) of every entry; raises BlobError when it is not such a blob."""
+    if len(data) < 12:
+        raise BlobError("too short to be a cache blob")
+    if zlib.crc32(data[4:]).to_bytes(4, "big") != data[:4]:
+        raise BlobError("its checksum does not match: not a save_cache_artifacts() blob, or damaged")
+    pos = 4
+
+    def u64() -> int:
+        nonlocal pos
+        if pos + 8 > len(data):
+            raise BlobError("truncated")
+        v = int.from_bytes(data[pos : pos + 8], "big")
+        pos += 8
+        return v
+
+    def raw() -> bytes:
+        nonlocal pos
+        n = u64()
+        if pos + n > len(data):
+            raise BlobError("truncated")
+        v = data[pos : pos + n]
+        pos += n
+        return v
+
+    version = u64()
+    if version != ENCODING_VERSION:
+        raise BlobError(f"encoding version {version} (this reader knows {ENCODING_VERSION})")
+    out = []
+    while pos < len(data):
+        kind = base64.b64decode(raw()).decode("utf-8", "replace")
+        for _ in range(u64()):
+            key = base64.b64decode(raw()).decode("utf-8", "replace")
+            out.append((kind, key, raw()))
+    return out
+
+
+def first(pattern: re.Pattern[bytes], data: bytes) -> Optional[str]:
+    m = pattern.search(data)
+    return m.group(1).decode("utf-8", "replace") if m else None
+
+
+def read_blob(path: str, facts: ArtifactFacts) -> None:
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        found = entries(data)
+    except BlobError as exc:
+        facts.error = f"not a readable torch.compiler.save_cache_artifacts() blob: {exc}"
+        return
+    counts: Dict[str, int] = {}
+    devices = set()
+    for kind, _key, content in found:
+        counts[kind] = counts.get(kind, 0) + 1
+        for name, pattern in (
+            ("torch_version", _TORCH),
+            ("torch_git", _TORCH_GIT),
+            ("triton_version", _TRITON),
+        ):
+            if getattr(facts, name) is None:
+                value = first(pattern, content)
+                if value:
+                    setattr(facts, name, value)
+                    facts.sources[name] = f"its {kind} entry's repro header"
+        for m in _DEVICE.finditer(content):
+            devices.update(g.decode() for g in m.groups() if g)
+        cuda = first(_TORCH_CUDA, content)
+        if cuda and cuda != "None":
+            facts.metadata["torch_cuda"] = cuda
+    facts.entries = counts
+    facts.device = (
+        "cuda" if "cuda" in devices else "xpu" if "xpu" in devices else ("cpu" if devices or found else None)
+    )
+    if not found:
+        facts.notes.append("the blob holds no cache entry")

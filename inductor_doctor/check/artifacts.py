@@ -1,0 +1,313 @@
+"""`check --artifact` and `plan --artifact`: one row per artifact, decided like every other row.
+
+Each artifact is read (artifact/: what it was built for) and put to the five artifact issues in
+order (`CLASSES`): the first that says `affected` decides, else the first `likely`; otherwise it is
+`ok`, with the facts that matched. The canary (target/canaries/artifact_load.py) then loads it for
+real in a subprocess, on the device it targets, and check/verdict.py weighs the two as for any
+issue. The row's id is `artifact.<file name>`; `issue` names the known issue behind its verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from inductor_doctor.check.classify import canary_outcome
+from inductor_doctor.check.runner import CanaryJob, CanaryRun, run_all
+from inductor_doctor.check.verdict import CanaryOutcome, decide
+from inductor_doctor.model import (
+    Basis,
+    Finding,
+    KnownIssue,
+    Progress,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    UsageError,
+)
+from inductor_doctor.target import canary_path
+
+#: The artifact issues, in the order a load meets them.
+CLASSES = (
+    "artifact-torch-mismatch",
+    "artifact-glibcxx-too-old",
+    "artifact-cpu-isa-missing",
+    "artifact-gpu-arch-missing",
+    "artifact-cache-foreign",
+)
+CANARY = "artifact_load.py"
+CANARY_TIMEOUT_S = 300.0
+
+
+@dataclass
+class Judged:
+    """One artifact against one host: each class's outcome, and the row's."""
+
+    artifact: Any  # artifact.facts.ArtifactFacts
+    outcomes: List[Tuple[KnownIssue, RuleOutcome]]
+    decided: RuleOutcome
+    issue: Optional[KnownIssue]  # the class behind the verdict (None: ok, nothing failed)
+    device: str
+
+
+def _classes() -> List[Tuple[KnownIssue, Callable[..., Optional[RuleOutcome]]]]:
+    import importlib
+
+    from inductor_doctor.kb import registry
+
+    out = []
+    for issue_id in CLASSES:
+        issue = registry().find(issue_id)
+        module = importlib.import_module("inductor_doctor.kb." + issue_id.replace("-", "_"))
+        if issue is not None:
+            out.append((issue, module.judge))
+    return out
+
+
+def read(paths: Sequence[str]) -> List[Any]:
+    """Every artifact, read; one that is missing or not an artifact is the user's error (exit 2)."""
+    from inductor_doctor.artifact import read_artifact
+
+    out = []
+    for path in paths:
+        if not os.path.exists(path):
+            raise UsageError(f"--artifact {path}: no such file or directory")
+        art = read_artifact(path)
+        if art.error:
+            raise UsageError(f"--artifact {path}: {art.error}")
+        out.append(art)
+    return out
+
+
+def judge(art: Any, host: Any, gpus: Sequence[str] = ()) -> Judged:
+    outcomes: List[Tuple[KnownIssue, RuleOutcome]] = []
+    for issue, fn in _classes():
+        try:
+            o = fn(art, host)
+        except Exception as exc:  # noqa: BLE001 - a reader's surprise is a finding, never a traceback
+            o = RuleOutcome(
+                Status.INCONCLUSIVE,
+                f"{issue.id} could not judge it: {type(exc).__name__}: {exc}",
+                Basis.STATIC,
+            )
+        if o is not None:
+            outcomes.append((issue, o))
+    decided, issue = _decide(art, outcomes)
+    device = _device(art, host, decided)
+    return Judged(art, outcomes, decided, issue, device)
+
+
+def _decide(
+    art: Any, outcomes: List[Tuple[KnownIssue, RuleOutcome]]
+) -> Tuple[RuleOutcome, Optional[KnownIssue]]:
+    for wanted in (Status.AFFECTED, Status.LIKELY, Status.INCONCLUSIVE):
+        for issue, o in outcomes:
+            if o.status is wanted:
+                return replace(o, reason=f"{issue.id}: {o.reason}"), issue
+    oks = [o for _, o in outcomes if o.status is Status.OK]
+    if not oks:
+        return RuleOutcome(
+            Status.INCONCLUSIVE, f"nothing in {art.name} could be compared with this host", Basis.STATIC
+        ), None
+    basis = Basis.VERSION if any(o.basis is Basis.VERSION for o in oks) else Basis.STATIC
+    return RuleOutcome(Status.OK, "; ".join(o.reason for o in oks), basis), None
+
+
+def _device(art: Any, host: Any, decided: RuleOutcome) -> str:
+    if (art.device or "cpu") != "cuda":
+        return "cpu"
+    gpus = sorted(host.gpus)
+    bad = (decided.details or {}).get("gpus") or []
+    for g in gpus:
+        if any(b.startswith(g + " ") for b in bad):
+            return g
+    return gpus[0] if gpus else "cuda"
+
+
+def row_ids(arts: Sequence[Any]) -> List[str]:
+    """`artifact.model.pt2`: the file name, lower-case, in the characters an id may hold; unique."""
+    ids: List[str] = []
+    for art in arts:
+        base = re.sub(r"[^a-z0-9.-]+", "-", art.name.lower()).strip(".-") or "artifact"
+        rid, n = f"artifact.{base}", 2
+        while rid in ids:
+            rid, n = f"artifact.{base}-{n}", n + 1
+        ids.append(rid)
+    return ids
+
+
+def _finding(
+    rid: str,
+    j: Judged,
+    status: Status,
+    basis: Basis,
+    reason: str,
+    evidence: Tuple[str, ...],
+    duration_s: float = 0.0,
+) -> Finding:
+    issue = j.issue
+    bad = status in (Status.AFFECTED, Status.LIKELY)
+    return Finding(
+        id=rid,
+        title=f"{j.artifact.path}: will this {j.artifact.kind} load and run here?",
+        device=j.device,
+        status=status,
+        basis=basis,
+        reason=reason,
+        severity=issue.severity if issue is not None else Severity.ERROR,
+        workarounds=issue.workarounds if issue is not None and bad else (),
+        upstream=issue.upstream if issue is not None else (),
+        duration_s=duration_s,
+        evidence=evidence,
+        issue=issue.id if issue is not None else None,
+    )
+
+
+def _evidence(j: Judged, host: Any, said: str = "") -> Tuple[str, ...]:
+    from inductor_doctor.kb._artifacts import built_for
+
+    lines = built_for(j.artifact)
+    said = said or j.decided.reason
+    lines += [
+        f"{issue.id}: {o.status.value}: {o.reason}" for issue, o in j.outcomes if not said.endswith(o.reason)
+    ][:5]
+    return tuple(line[:300] for line in lines)
+
+
+def check_artifacts(
+    paths: Sequence[str],
+    facts: Any,
+    python: str,
+    static: bool = False,
+    timeout_s: Optional[float] = None,
+    jobs: int = 1,
+    env: Optional[Dict[str, str]] = None,
+    progress: Optional[Progress] = None,
+) -> List[Finding]:
+    """One finding per artifact against this host: the static comparison, then the load canary."""
+    from inductor_doctor.artifact.host import host_view
+
+    progress = progress or Progress()
+    arts = read(paths)
+    host = host_view(facts)
+    judged = [judge(a, host) for a in arts]
+    ids = row_ids(arts)
+    present = {"cpu", *host.gpus}
+    cells: Dict[str, Tuple[Judged, Optional[CanaryJob]]] = {}
+    for rid, j in zip(ids, judged):
+        job = None
+        if not static and j.device in present:
+            job = CanaryJob(
+                key=f"{rid}@{j.device}",
+                script=canary_path(CANARY),
+                device=j.device,
+                python=python,
+                timeout_s=timeout_s or CANARY_TIMEOUT_S,
+                needs=("torch",),
+                env={
+                    **(env or {}),
+                    "INDUCTOR_DOCTOR_ARTIFACT_PATH": j.artifact.path,
+                    "INDUCTOR_DOCTOR_ARTIFACT_KIND": j.artifact.kind,
+                },
+            )
+        cells[rid] = (j, job)
+    runs: Dict[str, CanaryRun] = {}
+    todo = [job for _, job in cells.values() if job is not None]
+    if todo:
+        progress.planned(len(todo))
+
+        def done(r: CanaryRun) -> None:
+            runs[r.job.key.split("@")[0]] = r
+            progress.finished(r.job.key, "done")
+
+        run_all(todo, jobs, done, lambda job: progress.started(job.key))
+    signatures = _signatures()
+    out = []
+    for rid, (j, _job) in cells.items():
+        r = runs.get(rid)
+        outcome = canary_outcome(signatures, r) if r is not None else None
+        if r is not None and r.signal == signal.SIGILL:  # the shell's "Illegal instruction" is never printed
+            outcome = CanaryOutcome(
+                Status.AFFECTED,
+                "canary reproduced it: the process died with SIGILL "
+                "(Illegal instruction) loading or running the artifact",
+            )
+        not_run = "--static skips canaries" if static else f"no {j.device} device here"
+        verdict = decide(j.decided, j.device in present, outcome, not_run, j.artifact.device or "cpu")
+        if outcome is not None and outcome.status is Status.AFFECTED and j.issue is None:
+            j = replace(j, issue=_which(outcome.reason))
+        reason = verdict.reason.strip().splitlines()[0] if verdict.reason.strip() else verdict.status.value
+        out.append(
+            _finding(
+                rid,
+                j,
+                verdict.status,
+                verdict.basis,
+                reason,
+                _evidence(j, host, reason) + tuple(verdict.evidence),
+                r.duration_s if r else 0.0,
+            )
+        )
+    return out
+
+
+#: What a canary's failure says in its own words, where the kb signatures want a log's context
+#: (in the canary, the artifact is the context): class id → pattern.
+CANARY_SIGNATURES = (
+    (
+        "artifact-gpu-arch-missing",
+        r"no kernel image is available for execution on the device|"
+        r"CUDA_ERROR_NO_BINARY_FOR_GPU|device kernel image is invalid",
+    ),
+    ("artifact-cpu-isa-missing", r"Illegal instruction"),
+)
+
+
+def _canary_sigs() -> Tuple[Signature, ...]:
+    return tuple(Signature(p, note=i) for i, p in CANARY_SIGNATURES)
+
+
+def _signatures() -> KnownIssue:
+    """One issue holding every artifact class's exact signatures: what a canary's failure is judged by."""
+    sigs = tuple(s for issue, _ in _classes() for s in issue.signatures if s.strength == "exact")
+    sigs += _canary_sigs()
+    first = _classes()[0][0]
+    return replace(first, id="artifact-load", signatures=tuple(replace(s, log_context=()) for s in sigs))
+
+
+def _which(reason: str) -> Optional[KnownIssue]:
+    for sig in _canary_sigs():
+        if sig.search(reason):
+            return next((i for i, _ in _classes() if i.id == sig.note), None)
+    for issue, _ in _classes():
+        if any(s.strength == "exact" and replace(s, log_context=()).search(reason) for s in issue.signatures):
+            return issue
+    return None
+
+
+def plan_artifacts(paths: Sequence[str], host: Any) -> List[Finding]:
+    """One finding per artifact against a planned stack: the static comparison alone."""
+    arts = read(paths)
+    out = []
+    for rid, art in zip(row_ids(arts), arts):
+        j = judge(art, host)
+        status = (
+            Status.LIKELY
+            if j.decided.status is Status.AFFECTED and j.decided.basis is Basis.VERSION
+            else j.decided.status
+        )
+        out.append(
+            _finding(
+                rid,
+                j,
+                status,
+                Basis.STATIC if j.decided.basis is Basis.STATIC else Basis.VERSION,
+                j.decided.reason,
+                _evidence(j, host),
+            )
+        )
+    return out

@@ -1,0 +1,106 @@
+"""A compiled artifact's CPU kernels use instructions this CPU lacks: "Illegal instruction".
+
+Inductor compiles CPU kernels for the vector ISA it picks on the build host (AOTInductor records it
+as AOTI_CPU_ISA: "AVX512 AVX512_VNNI"), and with `-march=native`, so the compiler may use any
+instruction of the build CPU anywhere. Loaded on a CPU without them, the package loads and then dies
+with SIGILL in its first kernel. The flags are read from the package's metadata and from the
+compiler's command line in the `.so`'s debug info, and compared with /proc/cpuinfo.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Optional
+
+from inductor_doctor.artifact.host import GCC_TO_CPUINFO, VEC_ISA_FLAGS
+from inductor_doctor.kb._artifacts import is_cache, no_artifact, outcome
+from inductor_doctor.model import (
+    Canary,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.artifact.facts import ArtifactFacts
+    from inductor_doctor.artifact.host import HostView
+
+
+def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
+    if art.machine and host.machine and art.machine != host.machine:
+        return outcome(
+            Status.AFFECTED,
+            f"{art.name} was built for {art.machine}, {host.what} is "
+            f"{host.machine}: its .so cannot be loaded (wrong ELF class or machine)",
+        )
+    flags = host.cpu_flags
+    words = (art.cpu_isa or "").split()
+    built = sorted({f for o in art.objects for f in o.isa_flags})
+    if flags is None or (not words and not built):
+        return None
+    have = set(flags)
+    vector: List[str] = []
+    for word in words:
+        vector += [f for f in VEC_ISA_FLAGS.get(word.upper(), []) if f not in have]
+    cache = " if one of its kernels is loaded" if is_cache(art) else ""
+    status = Status.LIKELY if is_cache(art) else Status.AFFECTED
+    if vector:
+        return outcome(
+            status,
+            f"{art.name}'s kernels were built for {art.cpu_isa} (AOTI_CPU_ISA), but this "
+            f"CPU lacks {', '.join(vector)}: the first kernel dies with SIGILL (Illegal "
+            f"instruction){cache}",
+            lacks=vector,
+        )
+    lacking = sorted({GCC_TO_CPUINFO[f] for f in built if f in GCC_TO_CPUINFO} - have)
+    march = next((o.march for o in art.objects if o.march), None)
+    if lacking:
+        return outcome(
+            Status.LIKELY,
+            f"{art.name} was compiled with -march={march or '?'}, which lets the "
+            f"compiler use {', '.join(lacking[:6])}{' ...' if len(lacking) > 6 else ''} that "
+            f"this CPU lacks: a kernel that does dies with SIGILL{cache}",
+            lacks=lacking,
+        )
+    said = art.cpu_isa or (f"-march={march}" if march else "its flags")
+    return outcome(Status.OK, f"this CPU has every instruction set {art.name} was built for ({said})")
+
+
+ISSUE = KnownIssue(
+    id="artifact-cpu-isa-missing",
+    title='A compiled artifact\'s CPU kernels need instructions this CPU lacks: "Illegal instruction"',
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CPU,),
+    upstream=("pytorch/pytorch#191713", "atopile/atopile#1838"),
+    aliases=("artifact-sigill", "aoti-cpu-isa"),
+    summary=(
+        "Inductor builds CPU kernels for the build host's vector ISA (AOTI_CPU_ISA) and with "
+        "-march=native; an AOTInductor package or a kernel cache moved to a CPU without those "
+        "instructions (AVX-512 on a Zen 3 or a client Intel part, say) loads, then dies with SIGILL in "
+        "its first kernel. AOTInductor's own warning about the ISA cannot tell a harmless mismatch from "
+        "a fatal one; `check --artifact` compares the flags the .so was built with against this CPU's."
+    ),
+    signatures=(
+        Signature(
+            r"(aoti|AOTI|\.pt2|aotinductor)[^\n]{0,300}(Illegal instruction|SIGILL)",
+            note="a kernel used an instruction this CPU does not have",
+        ),
+    ),
+    workarounds=(
+        Workaround(
+            "Build the package for the oldest CPU it must run on: on a host of that CPU, or with "
+            "Inductor's vector ISA capped (ATEN_CPU_CAPABILITY=avx2 while compiling)",
+            "ATEN_CPU_CAPABILITY=avx2 python build_package.py",
+            "env",
+        ),
+        Workaround(
+            "Or keep one package per CPU family and pick the one `check --artifact` passes", None, "other"
+        ),
+    ),
+    rule=no_artifact,
+    predict=no_artifact,
+    canary=Canary("artifact_load.py", (DeviceKind.CPU,), timeout_s=300.0),
+)

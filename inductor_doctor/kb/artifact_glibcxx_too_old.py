@@ -1,0 +1,107 @@
+"""A compiled artifact's `.so` needs a libstdc++ (or glibc) newer than the one that would load it.
+
+A `.so` built by GCC N names the symbol versions it uses (`GLIBCXX_3.4.30` for GCC 12) in its
+`.gnu.version_r`; the dynamic loader refuses it where the libstdc++ already in the process defines
+no such version: "version `GLIBCXX_3.4.32' not found (required by .../model.so)". The versions
+needed are read from the artifact's `.so` files; the ones defined, from the libstdc++ and glibc
+that this Python loads (the probe's facts).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from inductor_doctor.artifact.facts import version_key
+from inductor_doctor.kb._artifacts import first_object_needing, no_artifact, outcome
+from inductor_doctor.model import (
+    Canary,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.artifact.facts import ArtifactFacts
+    from inductor_doctor.artifact.host import HostView
+
+LIBS = (
+    ("glibcxx", "GLIBCXX_", "libstdc++"),
+    ("cxxabi", "CXXABI_", "libstdc++"),
+    ("glibc", "GLIBC_", "glibc"),
+)
+
+
+def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
+    said = []
+    for attr, prefix, lib in LIBS:
+        needs = art.newest(attr)
+        if not needs:
+            continue
+        has = getattr(host, attr)
+        if not has:
+            if host.planned:
+                continue
+            return outcome(
+                Status.INCONCLUSIVE,
+                f"{art.name} needs {prefix}{needs}, and the {lib} this "
+                "Python loads, or its versions, is unknown",
+            )
+        if version_key(needs) > version_key(has):
+            who = first_object_needing(art, attr, needs) or art.name
+            where = f" ({host.libstdcxx})" if lib == "libstdc++" and host.libstdcxx else ""
+            return outcome(
+                Status.AFFECTED,
+                f"{who} needs {prefix}{needs}, but the {lib} {host.what} loads"
+                f'{where} defines up to {prefix}{has}: loading it fails with "version '
+                f"`{prefix}{needs}' not found\"",
+                needs=f"{prefix}{needs}",
+                has=f"{prefix}{has}",
+            )
+        said.append(f"{prefix}{needs} <= {prefix}{has}")
+    if not said:
+        return None
+    return outcome(Status.OK, f"{host.what}'s libraries are new enough: " + ", ".join(said))
+
+
+ISSUE = KnownIssue(
+    id="artifact-glibcxx-too-old",
+    title="A compiled artifact needs a newer libstdc++: \"version `GLIBCXX_3.4.3x' not found (required by "
+    '...so)"',
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CPU, DeviceKind.CUDA),
+    upstream=("pytorch/pytorch#191241",),
+    aliases=("artifact-glibcxx", "pt2-glibcxx"),
+    summary=(
+        "An AOTInductor package or a cache of compiled kernels was built where GCC's libstdc++ (or glibc) "
+        "is newer than where it is loaded: the loader refuses its .so with `version `GLIBCXX_3.4.32' not "
+        "found (required by ...)`. Build images and serving images must agree on libstdc++; "
+        "`check --artifact` reads the versions each .so needs and compares them with the libstdc++ and "
+        "glibc this Python loads."
+    ),
+    signatures=(
+        Signature(
+            r"version `?'?(GLIBCXX_3\.4\.\d+|CXXABI_1\.3\.\d+|GLIBC_2\.\d+)'? not found \(required by "
+            r"[^)]*(\.wrapper\.so|/aotinductor/|\.pt2)",
+            note="a compiled artifact's .so needs a newer libstdc++ or glibc",
+        ),
+    ),
+    workarounds=(
+        Workaround(
+            "Build the artifact on the same OS image (or an older one) as the one that serves it",
+            None,
+            "other",
+        ),
+        Workaround(
+            "Or give the serving process a libstdc++ at least as new (a conda env's)",
+            "conda install -c conda-forge 'libstdcxx-ng>=13'",
+            "install",
+        ),
+    ),
+    rule=no_artifact,
+    predict=no_artifact,
+    canary=Canary("artifact_load.py", (DeviceKind.CPU, DeviceKind.CUDA), timeout_s=300.0),
+)

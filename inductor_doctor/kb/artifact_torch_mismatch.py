@@ -1,0 +1,122 @@
+"""A compiled artifact needs a torch other than the one that would load it.
+
+An AOTInductor `.so` calls torch through symbols (its C shim `aoti_torch_*`, and C++ symbols in
+`c10::`, `at::`, `torch::`) that the torch that built it exports; a torch that lacks one cannot
+`dlopen` it: "undefined symbol: aoti_torch_...". The symbols are read from the `.so`'s dynamic
+symbol table and looked up in this torch's own libraries, so the answer is the loader's own. A
+`save_cache_artifacts()` blob needs `torch.compiler.load_cache_artifacts`, which torch 2.7 added.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from inductor_doctor.kb._artifacts import host_torch, is_cache, no_artifact, outcome, torch_of
+from inductor_doctor.kb._catalog import version_tuple
+from inductor_doctor.model import (
+    Basis,
+    Canary,
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.artifact.facts import ArtifactFacts
+    from inductor_doctor.artifact.host import HostView
+
+#: torch.compiler.load_cache_artifacts (pytorch#143341) first shipped in torch 2.7.0.
+LOAD_CACHE_ARTIFACTS = (2, 7)
+
+
+def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
+    if not host.torch_version:
+        return outcome(Status.AFFECTED, f"{host.what} has no torch to load {art.name} with")
+    if art.kind == "cache-blob":
+        v = version_tuple(host.torch_version, 2)
+        if v is not None and v < LOAD_CACHE_ARTIFACTS:
+            return outcome(
+                Status.AFFECTED,
+                f"torch {host.torch_version} has no "
+                "torch.compiler.load_cache_artifacts (torch 2.7 added it): it cannot read "
+                f"this blob of {torch_of(art)}",
+                Basis.VERSION,
+            )
+        return None
+    if is_cache(art):
+        return None
+    symbols = sorted({s for o in art.objects for s in o.torch_symbols})
+    if not symbols:
+        return None
+    missing = host.missing_torch_symbols(symbols)
+    if missing is None:
+        if host.planned:
+            return None
+        return outcome(
+            Status.INCONCLUSIVE,
+            f"could not read the libraries of {host_torch(host)} to look up "
+            f"the {len(symbols)} torch symbols {art.name} needs",
+        )
+    if missing:
+        return outcome(
+            Status.AFFECTED,
+            f"{art.name} needs {len(missing)} of its {len(symbols)} torch symbols "
+            f"that {host_torch(host)} does not export (first: {missing[0]}): loading it fails "
+            'with "undefined symbol"; it was built by another torch',
+            missing=missing[:20],
+        )
+    return outcome(Status.OK, f"{host_torch(host)} exports all {len(symbols)} torch symbols {art.name} needs")
+
+
+def _not_loadable_blob(_inp: object) -> list:
+    return no_artifact(_inp)
+
+
+ISSUE = KnownIssue(
+    id="artifact-torch-mismatch",
+    title='A compiled artifact from another torch: "undefined symbol: aoti_torch_..."',
+    severity=Severity.ERROR,
+    devices=(DeviceKind.CPU, DeviceKind.CUDA),
+    upstream=("pytorch/pytorch#122313", "pytorch/pytorch#163779", "pytorch/pytorch#143341"),
+    aliases=("aoti-undefined-symbol", "pt2-wrong-torch"),
+    summary=(
+        "An AOTInductor package (.pt2) calls torch through the symbols of the torch that built it; "
+        "loaded by a torch that does not export one of them, `aoti_load_package` fails with "
+        "`undefined symbol: aoti_torch_...` (or a c10::/at:: C++ symbol). A "
+        "`torch.compiler.save_cache_artifacts()` blob needs torch 2.7 or later to be read at all. "
+        "`check --artifact` looks the package's symbols up in this torch's libraries."
+    ),
+    signatures=(
+        Signature(
+            r"undefined symbol: aoti_torch_\w+",
+            note="the .so needs a torch symbol this torch does not export",
+        ),
+        Signature(
+            r"has no attribute '(load_cache_artifacts|aoti_load_package)'",
+            note="this torch predates the API that loads the artifact",
+            log_context=("load_cache_artifacts", "aoti_load_package", "torch.compiler", "torch._inductor"),
+        ),
+        Signature(
+            r"No AOTInductor generate cpp file or so file found in zip archive",
+            note="this torch's package loader does not know the package's layout (another release)",
+        ),
+    ),
+    workarounds=(
+        Workaround(
+            "Load the artifact with the torch release that built it (`check --artifact` says which "
+            "where the artifact records it), or rebuild the artifact with this torch",
+            'pip install "torch==<the release that built it>"',
+            "pin",
+        ),
+        Workaround(
+            "Rebuild the package with this torch: re-export and re-run aoti_compile_and_package", None, "code"
+        ),
+    ),
+    rule=no_artifact,
+    predict=_not_loadable_blob,
+    canary=Canary("artifact_load.py", (DeviceKind.CPU, DeviceKind.CUDA), timeout_s=300.0),
+)
