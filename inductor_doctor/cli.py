@@ -372,25 +372,54 @@ def list_(fmt: str) -> int:
 @option("--cxxflags", metavar="FLAGS", default=None, help="Its flags, e.g. -fclang-abi-compat=17.")
 @option("--cuda", metavar="VERSION", default=None, help="The CUDA toolkit, e.g. 12.4 or cu124.")
 @option("--driver", metavar="VERSION", default=None, help="The NVIDIA driver, e.g. 535.104.05.")
-@option("--gpu", metavar="sm_XX", default=None, help="The GPU's compute capability, e.g. sm_90 or 8.6.")
+@option("--gpu", metavar="sm_XX", multiple=True,
+        help="The GPU's compute capability, e.g. sm_90 or 8.6 (repeat for several GPUs with --suggest).")
 @option("--python-version", metavar="X.Y", default=None,
         help="The Python, e.g. 3.12 or 3.13t (default: this one).")
 @option("--index-url", metavar="URL", default=None,
         help="The index torch comes from, e.g. https://download.pytorch.org/whl/cpu (decides the build).")
 @option("--artifact", "artifacts", multiple=True, metavar="PATH",
         help="A .pt2 package, cache blob or cache directory the stack must load (repeatable).")
+@option("--suggest", is_flag=True, default=False,
+        help="Say what to install: the newest torch (and its Triton) with no known issue on this machine, "
+             "or on the one --gpu/--driver/--python-version/--cxx describe, as pip and uv lines.")
+@option("--xla", is_flag=True, default=False, help="With --suggest: include torch_xla.")
+@option("--verify", is_flag=True, default=False,
+        help="With --suggest: install the answer into a scratch venv of the doctor's own and check it there.")
+@option("--keep", is_flag=True, default=False,
+        help="With --verify: keep the scratch venv (its path is shown).")
 @format_option()
 @output_option()
 def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str], cxxflags: Optional[str],
-         cuda: Optional[str], driver: Optional[str], gpu: Optional[str], python_version: Optional[str],
-         index_url: Optional[str], artifacts: Sequence[str], fmt: str, output: Optional[Path]) -> int:
-    """Predict which known issues a planned stack would hit, before installing anything."""
+         cuda: Optional[str], driver: Optional[str], gpu: Sequence[str], python_version: Optional[str],
+         index_url: Optional[str], artifacts: Sequence[str], suggest: bool, xla: bool, verify: bool, keep: bool,
+         fmt: str, output: Optional[Path]) -> int:
+    """Predict which known issues a planned stack would hit, before installing anything; with
+    --suggest, say what to install."""
+    from inductor_doctor.model import UsageError
+
+    if suggest:
+        from inductor_doctor.plan.suggest_command import SuggestRequest, run_suggest
+
+        if specs or artifacts:
+            raise UsageError("plan --suggest takes no SPEC or --artifact: put constraints in a requirements "
+                             "file (-r)")
+        if fmt == "markdown":
+            raise UsageError("plan --suggest has text and json output")
+        request = SuggestRequest(gpus=list(gpu), driver=driver, python_version=python_version, cxx=cxx,
+                                 requirement_files=[str(r) for r in requirements], xla=xla, verify=verify,
+                                 keep=keep)
+        return deliver(run_suggest(request), fmt, output)
+    if verify or keep or xla:
+        raise UsageError("--verify, --keep and --xla go with --suggest")
+    if len(gpu) > 1:
+        raise UsageError("plan takes one --gpu (plan --suggest takes several)")
     from inductor_doctor.plan.command import run_plan
     from inductor_doctor.plan.resolve import PlanRequest
 
     request = PlanRequest(specs=list(specs), requirement_files=list(requirements), cxx=cxx, cxxflags=cxxflags,
-                          cuda=cuda, driver=driver, gpu=gpu, python_version=python_version,
-                          index_url=index_url, artifacts=list(artifacts))
+                          cuda=cuda, driver=driver, gpu=gpu[0] if gpu else None,
+                          python_version=python_version, index_url=index_url, artifacts=list(artifacts))
     return deliver(run_plan(request), fmt, output)
 
 
@@ -434,6 +463,8 @@ def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
     command = document.command
     if command == "plan":
         return int(ExitCode.FINDINGS if meta.get("predicted") else ExitCode.OK)
+    if command == "suggest":
+        return int(ExitCode.OK if document.ok else ExitCode.FINDINGS)
     if command == "triage":
         return int(ExitCode.OK if document.matched else ExitCode.FINDINGS)
     if command in ("check", "merge") and policy is not None:

@@ -46,6 +46,7 @@ LAYERS: Tuple[Tuple[str, int], ...] = (
     ("inductor_doctor.probe.command", 5),
     ("inductor_doctor.check.command", 5),
     ("inductor_doctor.plan.command", 5),
+    ("inductor_doctor.plan.suggest_command", 5),
     ("inductor_doctor.triage.command", 5),
     ("inductor_doctor.fleet.command", 5),
     ("inductor_doctor.fleet.rank", 5),

@@ -76,11 +76,13 @@ def _lookup(table: Mapping[str, Any], version: Optional[str]) -> Optional[Tuple[
     return best, table[best]
 
 
+@lru_cache(maxsize=512)
 def torch_release(version: Optional[str]) -> Optional[Tuple[str, Dict[str, Any]]]:
     """What the snapshot read from the torch release `version` is (or is closest to)."""
     return _lookup(snapshot()["torch"], version)
 
 
+@lru_cache(maxsize=512)
 def triton_release(version: Optional[str]) -> Optional[Tuple[str, Dict[str, Any]]]:
     return _lookup(snapshot()["triton"], version)
 
@@ -157,6 +159,7 @@ def platform_key(sys_platform: str, machine: str) -> Optional[str]:
     return _PLATFORM_KEYS.get((sys_platform, machine.lower()))
 
 
+@lru_cache(maxsize=1024)
 def pypi_wheel(version: str, sys_platform: str, machine: str) -> Optional[Dict[str, Any]]:
     """What the snapshot read from the wheel PyPI serves for `version` on this platform: `build`
     (cpu | cuda), `cuda`, `archs`, `manylinux`, `pythons`, each with its source; None if unread."""

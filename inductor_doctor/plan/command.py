@@ -14,86 +14,22 @@ This module imports nothing heavy and runs nothing: no torch, no compiler, no ne
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from inductor_doctor.kb._releases import RELEASES_AS_OF
 from inductor_doctor.model import (
-    Basis,
-    DeviceKind,
     Finding,
-    KnownIssue,
     Report,
-    RuleOutcome,
     Severity,
     Status,
     UsageError,
 )
-from inductor_doctor.plan.inputs import PlanInput, PlannedPackage, predict_from_versions
+from inductor_doctor.plan.inputs import PlanInput, PlannedPackage
+from inductor_doctor.plan.predict import cpu_only_rules_out, predict_issue  # noqa: F401 - re-exported
 from inductor_doctor.plan.resolve import PlanRequest, build_input
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.kb import Registry
-
-
-def _device(issue: KnownIssue) -> str:
-    """Plan findings name the device kind (no device exists yet): `cuda`, `xla`, `toolchain`."""
-    if not issue.devices:
-        return "toolchain"
-    if DeviceKind.TOOLCHAIN in issue.devices:
-        return DeviceKind.TOOLCHAIN.value
-    return issue.devices[0].value
-
-
-_GPU_KINDS = (DeviceKind.CUDA,)
-
-
-def cpu_only_rules_out(inp: PlanInput, issue: KnownIssue) -> bool:
-    """A CPU-only torch build has no GPU device: an issue that arises only there cannot arise,
-    unless its own hook is about CPU builds (torch-cpu-only-build on a GPU host)."""
-    if not inp.cpu_only or not issue.devices:
-        return False
-    if issue.predict is not None and getattr(issue.predict, "build_aware", False):
-        return False
-    return all(d in _GPU_KINDS for d in issue.devices)
-
-
-def predict_issue(inp: PlanInput, issue: KnownIssue) -> List[Finding]:
-    """One issue's findings: its hook's outcomes, or the default version prediction."""
-    start = time.perf_counter()
-    hook = getattr(issue, "predict", None)
-    if cpu_only_rules_out(inp, issue):
-        outcomes = [RuleOutcome(Status.NOT_APPLICABLE, f"a CPU-only torch ({inp.build_source}): no GPU "
-                                "device, so nothing GPU-only can arise", Basis.VERSION)]
-    elif hook is not None:
-        try:
-            outcomes = list(hook(inp))
-        except Exception as exc:  # a plugin's bug must not take the whole plan down
-            outcomes = [
-                RuleOutcome(Status.INCONCLUSIVE, f"the prediction failed: {type(exc).__name__}: {exc}")
-            ]
-        if not outcomes:
-            outcomes = [RuleOutcome(Status.NOT_APPLICABLE, "nothing in the plan concerns this issue")]
-    else:
-        outcomes = predict_from_versions(inp, issue)
-    elapsed = time.perf_counter() - start
-    planned = {name: list(p.candidates) for name, p in inp.packages.items()}
-    return [
-        Finding(
-            id=issue.id,
-            title=issue.title,
-            device=o.device or _device(issue),
-            status=o.status,
-            basis=Basis.VERSION,
-            reason=o.reason,
-            severity=issue.severity,
-            workarounds=tuple(w for w in issue.workarounds if w.applies_to(planned))
-            if o.status in (Status.AFFECTED, Status.LIKELY) else (),
-            upstream=issue.upstream,
-            duration_s=elapsed / len(outcomes),
-        )
-        for o in outcomes
-    ]
 
 
 def _planned_version(p: Optional[PlannedPackage]) -> Optional[Dict[str, Any]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -180,6 +181,12 @@ def _raise_if_conflicting(name: str, reqs: Sequence[PlannedRequirement], release
         )
 
 
+@lru_cache(maxsize=64)
+def _triton_allowed(pin: str) -> Tuple[str, ...]:
+    """The Triton releases a torch pin allows (the same few pins, asked for every candidate)."""
+    return tuple(SpecifierSet(pin).filter(RELEASES["triton"]))
+
+
 def _infer_triton(torch: PlannedPackage, env: Mapping[str, str],
                   build: Optional[str]) -> Optional[PlannedPackage]:
     """Linux torch wheels of a GPU build require one Triton: plan for it when the user did not pin one."""
@@ -191,7 +198,7 @@ def _infer_triton(torch: PlannedPackage, env: Mapping[str, str],
         return PlannedPackage(
             "triton", "", (), "unknown", (), f"{shown} requires a Triton not in the release table"
         )
-    allowed = sorted({v for p in set(pins) for v in SpecifierSet(p).filter(RELEASES["triton"])}, key=Version)
+    allowed = sorted({v for p in set(pins) for v in _triton_allowed(p)}, key=Version)
     spec = pins[0] if len(set(pins)) == 1 else ""
     resolved = "pin" if len(allowed) == 1 else "releases"
     how = f"{shown} requires triton{spec}" if spec else f"{shown} requires one of triton {', '.join(allowed)}"

@@ -30,6 +30,7 @@ RENDERERS: Dict[Tuple[str, str], str] = {
     ("fix", "text"): "fix_text",
     ("fix", "shell"): "fix_shell",
     ("fix", "dockerfile"): "fix_dockerfile",
+    ("suggest", "text"): "suggest_text",
 }
 
 
