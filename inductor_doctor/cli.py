@@ -392,8 +392,8 @@ def list_(fmt: str) -> int:
 @output_option()
 def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str], cxxflags: Optional[str],
          cuda: Optional[str], driver: Optional[str], gpu: Sequence[str], python_version: Optional[str],
-         index_url: Optional[str], artifacts: Sequence[str], suggest: bool, xla: bool, verify: bool, keep: bool,
-         fmt: str, output: Optional[Path]) -> int:
+         index_url: Optional[str], artifacts: Sequence[str], suggest: bool, xla: bool, verify: bool,
+         keep: bool, fmt: str, output: Optional[Path]) -> int:
     """Predict which known issues a planned stack would hit, before installing anything; with
     --suggest, say what to install."""
     from inductor_doctor.model import UsageError
