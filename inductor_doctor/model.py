@@ -106,14 +106,22 @@ class Signature:
     Some errors have the same wording as another bug's. `unless` names what gives the other bug
     away in the lines just before the error (a match with it there does not count at all). The
     rest concern a user's log only (a canary's output needs none: there, the canary itself is the
-    context), and each turns an exact match into a partial one that says why:
+    context); the first two turn an exact match into a partial one that says why, the third
+    removes it:
 
     * `anchor`: what the issue's own context leaves in a log (the path is a compile cache's, the
       kernel is a user's `@triton.jit` one), searched within `anchor_lines` lines of the error
       (None: anywhere in the log); `anchor_says` names that context for the user;
     * `log_context`: the same as words, any of which the log must contain somewhere;
-    * `against`: what, anywhere in the log, gives another cause away (the log is from macOS,
-      where no CUDA build exists); `against_says` says it.
+    * `against`: what, anywhere in the log, gives away the look-alike the issue's page names as
+      another cause (the log is from macOS, where no CUDA build exists): the signature's matches
+      then do not count at all; `against_says` says it.
+
+    A weak match in a user's log (a `partial` signature, or an exact one without its context)
+    counts only where the log also shows the issue's `subject`: names of the evidence that ties a
+    log to it (`compile-cache`, `triton-kernel`, `inductor`, `dynamo`, `torch`, `triton`, `xla`;
+    `triage/context.py` says what each looks for), or regexes of its own; none declared means the
+    compile stack at all (any of the first five).
 
     A log whose versions fall outside the issue's `affected` range makes an exact match partial,
     unless the signature is not `ranged`: its wording is the whole failure class, on any release
@@ -132,6 +140,7 @@ class Signature:
     against: str = ""
     against_says: str = ""
     ranged: bool = True
+    subject: Tuple[str, ...] = ()
 
     def compiled(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)

@@ -55,11 +55,11 @@ def build_report(python: Optional[str] = None, log: Optional[str] = None, static
     from inductor_doctor.probe.target import resolve_python
 
     interpreter = resolve_python(python)
-    log_input = None
+    triaged = None
     if log is not None:
-        from inductor_doctor.triage.command import read_log
+        from inductor_doctor.triage.command import triage_file
 
-        log_input = read_log(log)  # an unreadable log is a usage error before any work
+        triaged = triage_file(log)  # streamed; an unreadable log is a usage error before any work
     box: Dict[str, CollectEnv] = {}
     worker = threading.Thread(target=lambda: box.update(env=run_collect_env(interpreter)), daemon=True)
     worker.start()
@@ -70,12 +70,10 @@ def build_report(python: Optional[str] = None, log: Optional[str] = None, static
     if not collected.fields:
         collected = from_facts(data["environment"], collected.error)
     triage = None
-    if log_input is not None:
-        from inductor_doctor.kb import registry
-        from inductor_doctor.triage.command import offer_check, triage_text
+    if triaged is not None:
+        from inductor_doctor.triage.command import offer_check
 
-        matched = triage_text(log_input, list(registry()))
-        matched.check = offer_check(matched, python, False)
-        triage = matched.to_dict()
+        triaged.check = offer_check(triaged, python, False)
+        triage = triaged.to_dict()
     return ReportDocument(data["environment"], data["results"], collected, triage,
                           {"python": interpreter, "check": data.get("meta", {})})

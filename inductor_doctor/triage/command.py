@@ -15,36 +15,21 @@ empty, binary). Nothing here imports torch; the confirming check runs its canari
 
 from __future__ import annotations
 
+import io
 import os
-import stat
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.model import KnownIssue, Severity, UsageError
-from inductor_doctor.triage.context import LogContext
-from inductor_doctor.triage.scan import (
-    SignatureHit,
-    compile_probes,
-    evidence_lines,
-    line_numbers,
-    lowered,
-    normalize,
-    scan,
-)
-from inductor_doctor.triage.versions import already_met, in_range, versions_mentioned
+from inductor_doctor.triage.context import DROP, LogContext, predicates
+from inductor_doctor.triage.stream import LogStats, ProbeHits, ScanResult, Source, blocks, scan_stream
+from inductor_doctor.triage.versions import already_met, in_range
 
 SCHEMA = "inductor-doctor/triage/v1"
-#: Logs larger than this are read as their first and last halves: a traceback is near the end,
-#: the environment dump near the start, and memory stays bounded.
-MAX_BYTES = 512 * 1024 * 1024
-#: A pipe that is still sending after this much is not a log (`yes`, /dev/urandom, a runaway job).
-MAX_STREAM_BYTES = 4 * MAX_BYTES
-#: Judged for binary data before the rest is read.
-SNIFF_BYTES = 65536
 FIND_SPEC_TIMEOUT_S = 30.0
 
 EXACT, PARTIAL, VERSION_ONLY = "exact", "partial", "version-only"
@@ -52,17 +37,24 @@ EXACT, PARTIAL, VERSION_ONLY = "exact", "partial", "version-only"
 
 @dataclass
 class LogInput:
-    """A log ready to scan: UTF-8 bytes (never decoded whole: see triage_scan), no ANSI, LF only."""
+    """A log as triage saw it: where it came from and what reading it found.
+
+    `data` holds the text only where a caller already had it in memory (`triage_text`); a log
+    streamed from a file or a pipe is never held whole (`triage_stream`).
+    """
 
     source: str  # the path, or "-" for stdin
-    data: bytes
-    size: int  # bytes read
+    data: bytes = b""
+    size: int = 0  # bytes read
     truncated: bool = False
     ansi_stripped: bool = False
     encoding: str = "utf-8"
+    line_count: Optional[int] = None
 
     @property
     def lines(self) -> int:
+        if self.line_count is not None:
+            return self.line_count
         return self.data.count(b"\n") + (0 if self.data.endswith(b"\n") else 1)
 
 
@@ -151,127 +143,123 @@ class TriageResult:
 # --- reading -----------------------------------------------------------------------------------
 
 
-def read_log(source: str) -> LogInput:
-    """A path or `-`; anything unusable is a one-line UsageError (exit 2), never a traceback."""
-    shown = "stdin" if source == "-" else source
+def open_log(source: str) -> Tuple[IO[bytes], bool]:
+    """A path or `-` as a binary stream (and whether the caller must close it); a directory or an
+    unreadable path is a one-line UsageError (exit 2), never a traceback."""
+    if source == "-":
+        if sys.stdin.isatty():
+            sys.stderr.write("inductor-doctor: paste the log, then Ctrl-D (Ctrl-Z Enter on Windows)\n")
+        return sys.stdin.buffer, False
+    path = Path(source).expanduser()
+    if path.is_dir():
+        raise UsageError(f"{source}: is a directory — pass a log file, or - for stdin")
     try:
-        if source == "-":
-            if sys.stdin.isatty():
-                sys.stderr.write("inductor-doctor: paste the log, then Ctrl-D (Ctrl-Z Enter on Windows)\n")
-            data, truncated = _read_stream(sys.stdin.buffer, shown)
-        else:
-            path = Path(source).expanduser()
-            if path.is_dir():
-                raise UsageError(f"{source}: is a directory — pass a log file, or - for stdin")
-            with path.open("rb") as fh:
-                data, truncated = _read_stream(fh, shown)
-    except UsageError:
-        raise
+        return path.open("rb"), True
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise UsageError(f"{shown}: cannot read ({reason}) — check the path") from None
-    size = len(data)
-    data, encoding = _decode(data, shown)
-    data, stripped = normalize(data)
-    if not data.strip():
-        raise UsageError(f"{shown}: empty — paste the error log or traceback (a file, or - for stdin)")
-    return LogInput(source, data, size, truncated, stripped, encoding)
+        raise UsageError(f"{source}: cannot read ({reason}) — check the path") from None
 
 
-def _read_stream(stream: Any, shown: str) -> Tuple[bytes, bool]:
-    """At most MAX_BYTES: a larger log keeps its first and last halves, in bounded time and memory.
-
-    The first block is judged before anything else is read, so `/dev/zero` or a binary file is
-    refused at once; a regular file is read head and tail by seeking; a pipe that never ends is
-    given up after MAX_STREAM_BYTES, keeping its head and the last half-MAX_BYTES seen.
-    """
-    half = MAX_BYTES // 2
-    first = stream.read(min(SNIFF_BYTES, MAX_BYTES))
-    _decode(first, shown)
-    if len(first) < SNIFF_BYTES:
-        return first, False
-    size = _regular_size(stream)
-    if size is not None and size > MAX_BYTES:
-        head = first + stream.read(half - len(first))
-        stream.seek(size - half)
-        return head + _SKIPPED + stream.read(half), True
-    head = first + stream.read(MAX_BYTES - len(first))
-    if len(head) < MAX_BYTES:
-        return head, False
-    tail, seen = b"", len(head)
-    while seen < MAX_STREAM_BYTES:
-        chunk = stream.read(min(half, MAX_STREAM_BYTES - seen))
-        if not chunk:
-            break
-        seen += len(chunk)
-        tail = (tail + chunk)[-half:]
-    if not tail:
-        return head, False
-    return head[:half] + _SKIPPED + tail, True
-
-
-_SKIPPED = b"\n[... middle of the log not read ...]\n"
-
-
-def _regular_size(stream: Any) -> Optional[int]:
+def read_log(source: str) -> LogInput:
+    """A whole log in memory, normalized (ANSI stripped, UTF-8): for small logs and tests only;
+    triage itself streams (`triage_file`)."""
+    fh, close = open_log(source)
+    stats = LogStats(source)
     try:
-        st = os.fstat(stream.fileno())
-    except (OSError, AttributeError, ValueError):
-        return None
-    return st.st_size if stat.S_ISREG(st.st_mode) and stream.seekable() else None
-
-
-def _decode(data: bytes, shown: str) -> Tuple[bytes, str]:
-    """UTF-8 bytes out (invalid sequences are kept: the scan does not care); binary refused."""
-    if data[:2] == b"\x1f\x8b":
-        raise UsageError(
-            f"{shown}: is gzip-compressed — decompress it: zcat FILE | inductor-doctor explain --log -"
-        )
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # PowerShell's `>` writes UTF-16 with a BOM
-        return data.decode("utf-16", errors="replace").encode("utf-8"), "utf-16"
-    sample = data[:65536]
-    nuls = sample.count(b"\x00")
-    if nuls:
-        odd = sample[1::2].count(b"\x00")
-        if nuls > len(sample) // 4 and odd > nuls * 0.9:  # UTF-16-LE without a BOM
-            return data.decode("utf-16-le", errors="replace").encode("utf-8"), "utf-16-le"
-        raise UsageError(
-            f"{shown}: binary data, not a text log (NUL byte at offset {sample.index(0)}) — "
-            "pass the error output as text"
-        )
-    controls = sum(sample.count(bytes([c])) for c in range(32) if c not in (9, 10, 12, 13, 27, 8))
-    if sample and controls > len(sample) // 10:
-        raise UsageError(f"{shown}: binary data, not a text log — pass the error output as text")
-    if data[:3] == b"\xef\xbb\xbf":
-        data = data[3:]
-    return data, "utf-8"
+        data = b"".join(blocks(fh, stats))
+    except OSError as exc:
+        shown = "stdin" if source == "-" else source
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"{shown}: cannot read ({reason}) — check the path") from None
+    finally:
+        if close:
+            fh.close()
+    if not data.strip():
+        shown = "stdin" if source == "-" else source
+        raise UsageError(f"{shown}: empty — paste the error log or traceback (a file, or - for stdin)")
+    return LogInput(source, data, stats.size, stats.truncated, stats.ansi_stripped, stats.encoding)
 
 
 # --- matching ----------------------------------------------------------------------------------
 
 
+def triage_stream(
+    source: Source,
+    issues: Optional[Sequence[KnownIssue]] = None,
+    *,
+    name: str = "-",
+) -> TriageResult:
+    """Triage a log as it streams by, in bounded memory: the entry point for any caller.
+
+    `source` is a binary file object (an open log, `sys.stdin.buffer`, a process's stdout pipe)
+    or an iterable of lines (`bytes` or `str`, with their line endings, as `for line in fh` or a
+    tee of a child's output yields them). The log is read once, block by block, to its end (a
+    pipe or an iterable stops after `stream.MAX_STREAM_BYTES`, and the result says `truncated`);
+    memory stays a few blocks (`stream.BLOCK`) whatever its size, and the result is the same
+    document `explain --log` prints (`TriageResult.to_dict()`, schema `triage/v1`). `issues`
+    defaults to the registry's; `name` is what the document calls the log ("-" is stdin).
+
+    Raises `UsageError` (one line, exit 2) when the first block is not a text log (binary, gzip)
+    or the log is empty. Nothing here imports torch or runs anything; `offer_check` adds the
+    confirming check afterwards.
+    """
+    if issues is None:
+        from inductor_doctor.kb import registry
+
+        issues = list(registry())
+    start = time.perf_counter()
+    asked = predicates(sig for issue in issues for sig in issue.signatures)
+    scanned = scan_stream(source, name, issues, asked)
+    stats = scanned.stats
+    log = LogInput(
+        stats.source, b"", stats.size, stats.truncated, stats.ansi_stripped, stats.encoding, stats.lines
+    )
+    return _decide(log, issues, scanned, start)
+
+
+def triage_file(source: str, issues: Optional[Sequence[KnownIssue]] = None) -> TriageResult:
+    """`triage_stream` of a path, or of stdin for "-"; an unreadable path is a UsageError."""
+    fh, close = open_log(source)
+    try:
+        return triage_stream(fh, issues, name=source)
+    except OSError as exc:
+        shown = "stdin" if source == "-" else source
+        reason = exc.strerror or type(exc).__name__
+        raise UsageError(f"{shown}: cannot read ({reason}) — check the path") from None
+    finally:
+        if close:
+            fh.close()
+
+
 def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
+    """A log already in memory (`LogInput.data`), judged exactly as a streamed one."""
+    start = time.perf_counter()
+    asked = predicates(sig for issue in issues for sig in issue.signatures)
+    scanned = scan_stream(io.BytesIO(log.data), log.source, issues, asked)
+    log.line_count = scanned.stats.lines
+    log.ansi_stripped = log.ansi_stripped or scanned.stats.ansi_stripped
+    return _decide(log, issues, scanned, start)
+
+
+def _decide(log: LogInput, issues: Sequence[KnownIssue], scanned: ScanResult, start: float) -> TriageResult:
     """Signatures first, judged in their context; the log's versions then confirm or demote.
 
     A partial match is a symptom several issues share, or an issue's error out of its context:
     when any issue matched exactly, partial-only matches of other issues are dropped; otherwise
-    they are reported as "looks like", each with its reason.
+    they are reported as "looks like", each with its reason. A weak match with nothing of its
+    issue's subject in the log, and any match beside the sign of a look-alike, is no match.
     """
-    start = time.perf_counter()
-    data = log.data
-    low = lowered(data)
-    hits = scan(data, low, compile_probes(issues))
-    versions = versions_mentioned(low)
-    by_issue: Dict[str, List[SignatureHit]] = {}
-    for h in hits:
-        by_issue.setdefault(h.issue_id, []).append(h)
-    numbers = line_numbers(data, [span[0] for h in hits for span in h.spans])
+    by_issue: Dict[str, List[ProbeHits]] = {}
+    for ph in scanned.hits:
+        if ph.found:
+            by_issue.setdefault(ph.probe.issue_id, []).append(ph)
     issue_by_id = {i.id: i for i in issues}
-
-    context = LogContext(data, low)
+    context = LogContext(scanned.seen)
+    versions = scanned.versions
     matches = [
-        _match(issue_by_id[issue_id], issue_hits, context, numbers, versions)
+        m
         for issue_id, issue_hits in by_issue.items()
+        if (m := _match(issue_by_id[issue_id], issue_hits, context, versions)) is not None
     ]
     if any(m.confidence == EXACT for m in matches):
         matches = [m for m in matches if m.confidence == EXACT]
@@ -283,26 +271,36 @@ def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
 
 def _match(
     issue: KnownIssue,
-    hits: List[SignatureHit],
+    hits: List[ProbeHits],
     context: LogContext,
-    numbers: Mapping[int, int],
     versions: Mapping[str, List[str]],
-) -> IssueMatch:
-    """One issue's evidence, exact only where a match stands in the issue's own context."""
+) -> Optional[IssueMatch]:
+    """One issue's evidence, exact only where a match stands in the issue's own context; None when
+    nothing of it counts (a weak match without the issue's subject, or beside a look-alike's sign)."""
     evidence: List[Evidence] = []
     reasons: List[str] = []
     ranged = True  # whether every exact match's wording is bounded by the issue's affected range
-    for h in hits:
-        for a, b in h.spans:
-            why = context.why_partial(h.signature, (a, b), numbers[a])
-            strength = "exact" if why is None else "partial"
-            lines = evidence_lines(context.data, a, b)
-            evidence.append(Evidence(numbers[a], lines, h.signature.pattern, strength))
-            if why is None:
-                ranged = ranged and h.signature.ranged
-            elif h.signature.strength == "exact":
+    counted = 0
+    occurrences = 0
+    for ph in hits:
+        sig = ph.probe.signature
+        kept = False
+        for f in ph.found:
+            verdict, why = context.judge(sig, f.near, f.line)
+            if verdict == DROP:
+                continue
+            kept = True
+            evidence.append(Evidence(f.line, f.text, sig.pattern, verdict))
+            if verdict == EXACT:
+                ranged = ranged and sig.ranged
+            elif sig.strength == "exact" and why:
                 reasons.append(why)
-    exact = any(e.strength == "exact" for e in evidence)
+        if kept:
+            counted += 1
+            occurrences += ph.count
+    if not evidence:
+        return None
+    exact = any(e.strength == EXACT for e in evidence)
     if not exact and not reasons:
         first = min(evidence, key=lambda e: e.line)
         reasons.append(f"line {first.line} shows a symptom other causes share too")
@@ -310,9 +308,9 @@ def _match(
     match = IssueMatch(
         issue,
         EXACT if exact else PARTIAL,
-        score=(100 if exact else 40) + 10 * (len(hits) - 1),
+        score=(100 if exact else 40) + 10 * (counted - 1),
         evidence=_dedupe(evidence)[:5],
-        occurrences=sum(h.count for h in hits),
+        occurrences=occurrences,
         because=[] if exact else _dedupe_text(reasons)[:2],
     )
     _weigh_versions(match, versions, ranged)
@@ -492,8 +490,7 @@ def triage(log: str, confirm: bool = False, python: Optional[str] = None) -> Tri
 
         resolve_python(python)  # a bad --python is a usage error before any work
     start = time.perf_counter()
-    log_input = read_log(log)
-    result = triage_text(log_input, list(registry()))
+    result = triage_file(log, list(registry()))
     result.check = offer_check(result, python, confirm)
     result.duration_s = time.perf_counter() - start
     return result

@@ -4,74 +4,163 @@ An error line alone is not a diagnosis when other bugs print the same words: `Na
 's2' is not defined` is this issue's only when the kernel is a user's `@triton.jit` one,
 `failed to map segment from shared object` only when the library is a compile cache's. A
 signature says what that context leaves in a log (`Signature.anchor`, `log_context`) and what
-gives another cause away (`against`); a match without the one, or with the other, is still worth
-saying, but only as "this looks like", with the reason. A canary's output needs none of this:
-there the canary is the context.
+gives another cause away (`against`). Three outcomes:
+
+* the issue's own error in its context: exact ("this is X");
+* a weak match (a `partial` signature, or the error without its context): "this looks like X",
+  with the reason, but only where something else in the log ties it to the issue's subject
+  (`Signature.subject`: a compile cache's path, a Triton kernel, Inductor's or Dynamo's frames,
+  torch in the paths). A generic message in a log with none of that is another program's error,
+  and says nothing;
+* the sign of a look-alike the issue's page names as another cause (`against`): no match at all.
+
+A canary's output needs none of this: there the canary is the context. The log is read once
+(`triage/stream.py`): anchors within a few lines of a match are judged while the match's block
+is in memory (`near_found`), log-wide ones are looked for once as the log streams by and only
+their first sighting is kept (`Sightings`).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional, Tuple
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from inductor_doctor.model import Signature
-from inductor_doctor.triage.scan import WINDOW_CHARS, required_literals
 
 #: How far a line-scoped anchor is looked for, at most, in bytes either side of the match: a
 #: huge single-line log costs no more than a short one.
 MAX_NEAR_BYTES = 64 * 1024
 
+#: What ties a log to an issue's subject, by name (`Signature.subject` names these; an entry that
+#: is not a name is a regex of its own). Each is looked for anywhere in the log.
+SUBJECTS: Dict[str, str] = {
+    # a compile cache's own paths, or the variables that move them
+    "compile-cache": (
+        r"torchinductor_[\w.-]+|[/\\]\.triton[/\\]|triton[/\\]cache|\bTORCHINDUCTOR_CACHE_DIR\b|"
+        r"\bTRITON_CACHE_DIR\b|inductor[_-]cache|torch_compile_cache|[/\\]fxgraph[/\\]|[/\\]aotautograd[/\\]"
+    ),
+    # a Triton kernel: a user's, or one Inductor generated
+    "triton-kernel": (
+        r"@triton\.jit|\btriton\.jit\b|\btl\.constexpr\b|\btriton_(?:poi|red|per|tem)_\w+|"
+        r"triton[/\\](?:compiler|runtime)[/\\]|\btriton\.(?:compiler|runtime)\b|triton_heuristics"
+    ),
+    # Inductor's or Dynamo's own frames, names and messages
+    "inductor": (
+        r"torch[/\\._]+_inductor\b|\btorchinductor\b|\bInductorError\b|\bCppCompileError\b|"
+        r"BackendCompilerFailed|backend='inductor'|\basync_compile\b|\bcompile_worker\b"
+    ),
+    "dynamo": r"torch[/\\._]+_dynamo\b|\btorch\.compile\b|\btorchdynamo\b|\btorch\._dynamo\b",
+    # torch in the paths, or a torch the log states
+    "torch": (
+        r"(?:site|dist)-packages[/\\]torch[/\\]|\btorch[/\\](?:_\w+|nn|cuda|utils|lib|include|csrc)[/\\]|"
+        r"\bimport torch\b|\bPyTorch version\b|\btorch==\d|\btorch\.(?:cuda|compile|nn|utils|version)\b|"
+        r"\blibtorch\w*\.so|\btorch-\d+\.\d+"
+    ),
+    "triton": r"\btriton[/\\.]|\bimport triton\b|\btriton==\d|\bpytorch-triton\b|\btriton \d+\.\d+",
+    "xla": r"\btorch_xla\b|\bPJRT_DEVICE\b|\blibtpu\b|\bXLA\b",
+}
+#: A weak match's subject when its signature names none: the compile stack itself.
+DEFAULT_SUBJECT: Tuple[str, ...] = ("compile-cache", "triton-kernel", "inductor", "dynamo", "torch")
+#: Said of a weak match whose subject the log never shows.
+SUBJECT_SAYS = {
+    "compile-cache": "a compile cache's path",
+    "triton-kernel": "a Triton kernel",
+    "inductor": "Inductor's frames",
+    "dynamo": "Dynamo's frames",
+    "torch": "torch in its paths",
+    "triton": "Triton",
+    "xla": "torch_xla",
+}
+
+#: A predicate of the log: (regex, flags), or (word, -1) for a plain word.
+Predicate = Tuple[str, int]
+WORD = -1
+
+
+def subject_patterns(sig: Signature) -> List[Predicate]:
+    """The log-wide patterns any one of which ties a weak match of `sig` to its issue's subject."""
+    names = sig.subject or DEFAULT_SUBJECT
+    return [(SUBJECTS.get(name, name), re.IGNORECASE) for name in names]
+
+
+def predicates(signatures: Iterable[Signature]) -> Set[Predicate]:
+    """Every log-wide question judging these signatures will ask, for the stream to answer."""
+    out: Set[Predicate] = set()
+    for sig in signatures:
+        out.update((w, WORD) for w in sig.log_context)
+        if sig.anchor and sig.anchor_lines is None:
+            out.add((sig.anchor, sig.flags))
+        if sig.against:
+            out.add((sig.against, sig.flags))
+        out.update(subject_patterns(sig))
+    return out
+
+
+@dataclass
+class Sighting:
+    line: int
+    text: List[str] = field(default_factory=list)
+
+
+#: Returned by `LogContext.judge` for a match that does not count at all.
+DROP = "drop"
+
 
 class LogContext:
-    """One log's answers to "is this pattern in it?", each found once, at memchr speed.
+    """One log's answers to its log-wide questions, gathered as it streamed by."""
 
-    A log-wide anchor is a regex over the whole log, and a 50 MB CI log makes that seconds; the
-    regex's required literals (`scan.required_literals`) are found with `bytes.find` first, and
-    the regex runs only around them, as the signatures themselves do.
-    """
+    def __init__(self, seen: Mapping[Predicate, Sighting]) -> None:
+        self.seen = dict(seen)
 
-    def __init__(self, data: bytes, low: bytes) -> None:
-        self.data, self.low = data, low
-        self._anywhere: Dict[Tuple[str, int], bool] = {}
+    def has(self, pattern: str, flags: int) -> bool:
+        return (pattern, flags) in self.seen
 
-    def why_partial(self, sig: Signature, span: Tuple[int, int], line: int) -> Optional[str]:
-        """None when this match is the issue's own error in its context; else why it is only partial."""
+    def judge(self, sig: Signature, near: Optional[bool], line: int) -> Tuple[str, Optional[str]]:
+        """("exact", None), ("partial", why), or (DROP, why) for one match of `sig` at `line`.
+
+        `near` is whether a line-scoped anchor was within `anchor_lines` lines of the match.
+        """
+        if sig.against and self.has(sig.against, sig.flags):
+            says = sig.against_says or "the log points at another cause"
+            return "partial", f"line {line} has its error, but {says}"
+        why = self._why_partial(sig, near, line)
+        if why is None:
+            return "exact", None
+        return "partial", why
+
+    def subject_seen(self, sig: Signature) -> bool:
+        return any(self.has(p, f) for p, f in subject_patterns(sig))
+
+    def subject_line(self, sig: Signature) -> Optional[Sighting]:
+        """Where the log first showed the weak match's subject."""
+        lines = [self.seen[key] for key in subject_patterns(sig) if key in self.seen]
+        return min(lines, key=lambda s: s.line) if lines else None
+
+    @staticmethod
+    def _subject_says(sig: Signature) -> str:
+        names = sig.subject or DEFAULT_SUBJECT
+        return " or ".join(SUBJECT_SAYS.get(n, n) for n in names)
+
+    def _why_partial(self, sig: Signature, near: Optional[bool], line: int) -> Optional[str]:
         if sig.strength != "exact":
             return f"line {line} shows a symptom other causes share too"
-        if sig.log_context and not any(w.lower().encode() in self.low for w in sig.log_context):
+        if sig.log_context and not any(self.has(w, WORD) for w in sig.log_context):
             return f"line {line} has its error, but the log never mentions {' or '.join(sig.log_context)}"
         if sig.anchor:
             if sig.anchor_lines is None:
-                found, where = self.anywhere(sig.anchor, sig.flags), "the log does not"
+                found, where = self.has(sig.anchor, sig.flags), "the log does not"
             else:
-                near = _near(self.data, span, sig.anchor_lines)
-                found, where = _found(sig.anchor, sig.flags, near), "the lines around it do not"
+                found, where = bool(near), "the lines around it do not"
             if not found:
                 shows = sig.anchor_says or "the context of this issue"
                 return f"line {line} has its error, but {where} show {shows}"
-        if sig.against and self.anywhere(sig.against, sig.flags):
-            return f"line {line} has its error, but {sig.against_says or 'the log points at another cause'}"
         return None
 
-    def anywhere(self, pattern: str, flags: int) -> bool:
-        key = (pattern, flags)
-        if key not in self._anywhere:
-            self._anywhere[key] = self._search(pattern, flags)
-        return self._anywhere[key]
 
-    def _search(self, pattern: str, flags: int) -> bool:
-        literals = required_literals(pattern, flags) if flags & re.IGNORECASE else None
-        if not literals:
-            return _found(pattern, flags, self.data)
-        for literal in literals:
-            lit = literal.encode("utf-8", errors="replace")
-            pos = self.low.find(lit)
-            while pos >= 0:
-                lo, hi = max(0, pos - WINDOW_CHARS), pos + len(lit) + WINDOW_CHARS
-                if _found(pattern, flags, self.data[lo:hi]):
-                    return True
-                pos = self.low.find(lit, pos + WINDOW_CHARS)
-        return False
+def near_found(data: bytes, span: Tuple[int, int], sig: Signature) -> bool:
+    """Whether `sig.anchor` is within `sig.anchor_lines` lines of the match at `span`."""
+    return _found(sig.anchor, sig.flags, _near(data, span, sig.anchor_lines))
 
 
 def _near(data: bytes, span: Tuple[int, int], lines: Optional[int]) -> bytes:

@@ -90,30 +90,47 @@ def required_literals(pattern: str, flags: int = 0) -> Optional[List[str]]:
     return sorted({s.lower() for s in best})
 
 
+#: At most this many spellings are made of a run with small alternations in it (`g(?:cc|\+\+)-`
+#: is "gcc-" or "g++-"), so a pattern whose fixed parts are short still has literals to look for.
+MAX_SPELLINGS = 16
+
+
 def _best(items: Sequence[Tuple[object, object]]) -> Optional[List[str]]:
-    """The most selective requirement of a sequence: a literal run, or any-of literals."""
+    """The most selective requirement of a sequence: a literal run, or any-of literals.
+
+    A run goes on through a group of plain alternatives or a small character class, as the
+    set of its spellings (at most MAX_SPELLINGS of them).
+    """
     candidates: List[List[str]] = []
-    run: List[str] = []
+    runs: List[str] = [""]
 
     def flush() -> None:
-        if run:
-            candidates.append(["".join(run)])
-            run.clear()
+        if runs != [""]:
+            candidates.append(list(runs))
+        runs[:] = [""]
+
+    def extend(alternatives: Optional[List[str]]) -> bool:
+        if not alternatives or len(runs) * len(alternatives) > MAX_SPELLINGS:
+            return False
+        runs[:] = [r + a for r in runs for a in alternatives]
+        return True
 
     for op, av in items:
         if op is _sre_c.LITERAL:
-            run.append(chr(av))  # type: ignore[arg-type]
+            runs[:] = [r + chr(av) for r in runs]  # type: ignore[arg-type]
             continue
         if op is _sre_c.SUBPATTERN:
             inner = list(av[-1])  # type: ignore[index]
-            literal = _pure_literal(inner)
-            if literal is not None:
-                run.append(literal)
+            if extend(_spellings(inner)):
                 continue
             flush()
             sub = _best(inner)
             if sub:
                 candidates.append(sub)
+            continue
+        if op is _sre_c.IN and extend(_class_chars(av)):  # type: ignore[arg-type]
+            continue
+        if op is _sre_c.BRANCH and extend(_branch_spellings(av)):
             continue
         flush()
         if op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT):
@@ -131,6 +148,58 @@ def _best(items: Sequence[Tuple[object, object]]) -> Optional[List[str]]:
     if not candidates:
         return None
     return max(candidates, key=lambda c: (min(len(s) for s in c), -len(c)))
+
+
+def _spellings(items: Sequence[Tuple[object, object]]) -> Optional[List[str]]:
+    """The strings a group of plain literals and alternations of them can be (None: not that)."""
+    out = [""]
+    for op, av in items:
+        if op is _sre_c.LITERAL:
+            out = [o + chr(av) for o in out]  # type: ignore[arg-type]
+        elif op is _sre_c.BRANCH:
+            alts = _branch_spellings(av)
+            if alts is None or len(out) * len(alts) > MAX_SPELLINGS:
+                return None
+            out = [o + a for o in out for a in alts]
+        elif op is _sre_c.IN:
+            chars = _class_chars(av)  # type: ignore[arg-type]
+            if chars is None or len(out) * len(chars) > MAX_SPELLINGS:
+                return None
+            out = [o + c for o in out for c in chars]
+        elif op is _sre_c.SUBPATTERN:
+            inner = _spellings(list(av[-1]))  # type: ignore[index]
+            if inner is None or len(out) * len(inner) > MAX_SPELLINGS:
+                return None
+            out = [o + i for o in out for i in inner]
+        else:
+            return None
+    return out
+
+
+def _branch_spellings(av: object) -> Optional[List[str]]:
+    out: List[str] = []
+    for branch in av[1]:  # type: ignore[index]
+        sub = _spellings(list(branch))
+        if sub is None or not all(sub):
+            return None
+        out.extend(sub)
+    return out if len(out) <= MAX_SPELLINGS else None
+
+
+def _class_chars(av: Sequence[Tuple[object, object]]) -> Optional[List[str]]:
+    """The characters of a small class of plain characters and ranges (`[/\\]`, `[4-8]`)."""
+    chars: List[str] = []
+    for op, arg in av:
+        if op is _sre_c.LITERAL:
+            chars.append(chr(arg))  # type: ignore[arg-type]
+        elif op is _sre_c.RANGE:
+            a, b = arg  # type: ignore[misc]
+            chars.extend(chr(c) for c in range(a, b + 1))
+        else:
+            return None
+        if len(chars) > 8:
+            return None
+    return chars or None
 
 
 def _pure_literal(items: Sequence[Tuple[object, object]]) -> Optional[str]:

@@ -45,12 +45,15 @@ _NEAR = (
 )
 
 
-def _near_literal(low: bytes, literal: bytes, regex: re.Pattern, back: int) -> List[bytes]:
-    """regex's first group wherever it matches from `back` bytes before a `literal` to the end of
-    its line, found at memchr speed."""
+def _near_literal(
+    low: bytes, literal: bytes, regex: re.Pattern, back: int, lo: int = 0, stop: Optional[int] = None
+) -> List[bytes]:
+    """regex's first group wherever it matches from `back` bytes before a `literal` (one that
+    starts in [lo, stop)) to the end of its line, found at memchr speed."""
     out = []
-    pos = low.find(literal)
-    while pos >= 0:
+    stop = len(low) if stop is None else stop
+    pos = low.find(literal, lo)
+    while 0 <= pos < stop:
         end = low.find(b"\n", pos)
         hi = len(low) if end < 0 else min(end, pos + 200)
         m = regex.search(low, max(0, pos - back), hi)
@@ -60,16 +63,29 @@ def _near_literal(low: bytes, literal: bytes, regex: re.Pattern, back: int) -> L
     return out
 
 
-def versions_mentioned(low: bytes, limit: int = 5) -> Dict[str, List[str]]:
-    """Package -> the versions the lower-cased log states, first seen first (at most `limit`)."""
-    found: Dict[str, List[str]] = {}
+def versions_mentioned(
+    low: bytes,
+    limit: int = 5,
+    found: Optional[Dict[str, List[str]]] = None,
+    lo: int = 0,
+    hi: Optional[int] = None,
+) -> Dict[str, List[str]]:
+    """Package -> the versions the lower-cased log states, first seen first (at most `limit`).
+
+    A stream adds one block at a time: `found` is what earlier blocks stated, and only mentions
+    that start in low[lo:hi] are read (the rest of `low` is the block's context).
+    """
+    found = {} if found is None else found
+    hi = len(low) if hi is None else hi
 
     def add(name: str, version: str) -> None:
         seen = found.setdefault(name, [])
         if version not in seen and len(seen) < limit:
             seen.append(version)
 
-    for m in _MENTION.finditer(low):
+    for m in _MENTION.finditer(low, lo, min(len(low), hi + 200)):
+        if m.start() >= hi:
+            break
         before = low[max(0, m.start() - 24) : m.start()]
         if before.endswith(b"py"):  # PyTorch
             before = before[:-2]
@@ -80,7 +96,7 @@ def versions_mentioned(low: bytes, limit: int = 5) -> Dict[str, List[str]]:
         name = _NAMES.get(m.group(1), "torch-xla")  # pytorch-triton: its "triton" is read
         add(name, m.group(2).decode("ascii").lstrip("v"))
     for literal, regex, back in _NEAR:
-        for raw in _near_literal(low, literal, regex, back):
+        for raw in _near_literal(low, literal, regex, back, lo, hi):
             v = raw.decode("ascii")
             if regex is _CUDA_TAG:
                 v = f"{v[:-1]}.{v[-1]}"
