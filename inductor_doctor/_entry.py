@@ -16,6 +16,23 @@ INTERRUPTED = 130
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["run"]:  # wraps the user's command: started without click (run/entry.py)
+        try:
+            from inductor_doctor.run.entry import parse_fast
+        except BaseException:  # noqa: BLE001 - the full command line below says what broke
+            parse_fast = None  # type: ignore[assignment]
+        request = parse_fast(args[1:]) if parse_fast is not None else None
+        if request is not None:
+            from inductor_doctor.run.entry import execute
+            from inductor_doctor.run.process import reraise
+
+            completed, document, trouble = execute(request)
+            if document is not None or trouble:
+                from inductor_doctor.cli import finish_run
+
+                finish_run(request, document, trouble)
+            return reraise(completed)
     try:
         from inductor_doctor.cli import main as cli_main
     except KeyboardInterrupt:

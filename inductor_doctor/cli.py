@@ -440,6 +440,117 @@ def merge(reports: Sequence[Path], fmt: str, fail_on: str, fail_on_warnings: boo
                    show_all=show_all)
 
 
+PASSTHROUGH = {**CONTEXT, "ignore_unknown_options": True, "allow_interspersed_args": False}
+
+
+@app.command(context_settings=PASSTHROUGH, epilog=ENV_EPILOG,
+             short_help="Run a command; diagnose it if it fails.")
+@option("--report", metavar="FILE", default=None,
+        help="On failure, also write the report block (redacted Markdown, with the triage) to FILE.")
+@option("--timeout", type=Positive(float), default=None,
+        help="Per-canary timeout of the checks run on failure.")
+@click.option("--output", "-o", metavar="FILE", default=None,
+              help="On failure, also write the diagnosis as JSON to FILE.")
+@option("--no-check", "no_check", is_flag=True, default=False,
+        help="On failure, triage only: do not run the matched issues' checks here.")
+@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARG]...")
+def run(report: Optional[str], timeout: Optional[float], output: Optional[str], no_check: bool,
+        cmd: Sequence[str]) -> int:
+    """Run CMD unchanged: the same stdin, stdout and stderr as it streams, the same exit status, signals
+    passed on. If it fails, its output is triaged and, after it, the doctor prints (on stderr) the known
+    issue it matches and how sure, that issue's checks run here now, and the workaround; or that no
+    known issue matched, and the `why` command to run next. While CMD succeeds the doctor adds nothing."""
+    from inductor_doctor.run.entry import RunRequest, execute
+    from inductor_doctor.run.process import reraise
+
+    request = RunRequest(list(cmd), report, timeout, output, not no_check)
+    completed, document, trouble = execute(request)
+    if document is not None or trouble:
+        finish_run(request, document, trouble)
+    return reraise(completed)
+
+
+def finish_run(request: Any, document: Any, trouble: Optional[str]) -> None:
+    """After the program's own output, on stderr: the diagnosis (and its --report and --output files)."""
+    from inductor_doctor.render import render
+
+    try:
+        if document is not None:
+            if document.report_document is not None:
+                write_report(document.report_document, request.report)
+            sys.stderr.write(render(document, "text"))
+            if request.output:
+                from inductor_doctor.files import write_output
+
+                write_output(Path(request.output), render(document, "json"))
+        if trouble:
+            sys.stderr.write(f"inductor-doctor: {trouble}\n")
+    except Exception as exc:  # noqa: BLE001 - never change the command's status over the doctor's words
+        sys.stderr.write(f"inductor-doctor: could not print the diagnosis ({type(exc).__name__}: {exc})\n")
+    sys.stderr.flush()
+
+
+def write_report(document: Any, path: str) -> None:
+    """`--report FILE` of `run` and `why`: the report block, redacted Markdown, into FILE."""
+    from inductor_doctor.files import write_output
+    from inductor_doctor.render import render
+
+    write_output(Path(path), render(document, "markdown", redact=True))
+
+
+@app.command(context_settings=PASSTHROUGH, epilog=ENV_EPILOG,
+             short_help="Which variation (caches, compiler, settings, backend) flips a failing command.")
+@option("--all", "run_all", is_flag=True, default=False,
+        help="Run every variation instead of stopping at the first that decides.")
+@option("--jobs", "-j", type=Positive(int), default=None,
+        help="Runs at once (default: half the cores, at most 4).")
+@option("--timeout", type=Positive(float), default=None,
+        help="Per-run timeout in seconds (default: 4x the first run, at least 120).")
+@option("--report", metavar="FILE", default=None,
+        help="Also write the report block (redacted Markdown, with the failure's triage) to FILE.")
+@format_option(("text", "json"))
+@output_option()
+@option("--quiet", "-q", is_flag=True, default=False, help="No progress lines on stderr.")
+@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARG]...")
+def why(run_all: bool, jobs: Optional[int], timeout: Optional[float], report: Optional[str], fmt: str,
+        output: Optional[Path], quiet: bool, cmd: Sequence[str]) -> int:
+    """Differential diagnosis of a failing command: re-run it (each run in its own process group, with
+    its own fresh caches and a timeout) with fresh Inductor/Triton caches, the matched issue's
+    workarounds, each group of your TORCHINDUCTOR_/TRITON_/TORCH_/compiler settings removed,
+    torch.compile disabled, compile workers off, each other C++ compiler here, and the backend stepped
+    down to "eager" and "aot_eager"; say which one flips it. Nothing of yours is changed."""
+    from inductor_doctor.why.command import WhyRequest
+    from inductor_doctor.why.command import why as run_why
+
+    def say(message: str) -> None:
+        if not quiet:
+            sys.stderr.write(f"inductor-doctor why: {message}\n")
+            sys.stderr.flush()
+
+    document = run_why(WhyRequest(list(cmd), run_all=run_all, jobs=jobs, timeout_s=timeout, report=report),
+                       say)
+    if report and document.report_document is not None:
+        write_report(document.report_document, report)
+    return deliver(document, fmt, output)
+
+
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG,
+             short_help="The exception hook, for a whole environment.")
+@option("--install-pth", "install_pth", is_flag=True, default=False,
+        help="Write inductor_doctor_hook.pth into the interpreter's site-packages: every run of it "
+             "gets the hook.")
+@option("--remove-pth", "remove_pth", is_flag=True, default=False, help="Remove that file again.")
+@python_option()
+@format_option(("text", "json"))
+def hook(install_pth: bool, remove_pth: bool, python: Optional[str], fmt: str) -> int:
+    """The exception hook (inductor_doctor.hook.install()) for every program of an environment: a
+    compile-stack exception carries the doctor's triage as a note. With neither option, says whether
+    it is installed. `pip install` never installs it; this is the only way in."""
+    from inductor_doctor.hook.pth import hook_pth
+
+    return deliver(hook_pth(python, install_pth, remove_pth), fmt, None)
+
+
 # --- documents out ---------------------------------------------------------------------------------
 
 
@@ -467,6 +578,10 @@ def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
         return int(ExitCode.OK if document.ok else ExitCode.FINDINGS)
     if command == "triage":
         return int(ExitCode.OK if document.matched else ExitCode.FINDINGS)
+    if command == "why":
+        if document.conclusion["kind"] == "baseline-passed":
+            return int(ExitCode.USAGE)
+        return int(ExitCode.OK if document.decided else ExitCode.FINDINGS)
     if command in ("check", "merge") and policy is not None:
         from inductor_doctor.model import exit_code_for  # the vocabulary; list and explain need none
 

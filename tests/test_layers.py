@@ -55,6 +55,9 @@ LAYERS: Tuple[Tuple[str, int], ...] = (
     ("inductor_doctor.report", 5),
     ("inductor_doctor.fix", 5),
     ("inductor_doctor.gate", 5),
+    ("inductor_doctor.run", 5),
+    ("inductor_doctor.why", 5),
+    ("inductor_doctor.hook", 5),
     # 6 documents out as text
     ("inductor_doctor.render", 6),
     # 7 the command line

@@ -1,0 +1,114 @@
+"""`inductor-doctor run -- CMD ...`: the command, unchanged; on failure, the diagnosis after it.
+
+While the command succeeds the doctor adds nothing: not a byte on stdout or stderr, not a changed
+exit status. When it fails, the doctor reads what the command wrote to stderr (bounded: see
+`run/capture.py`), triages it against the known issues, runs the matched issues' checks here
+(their canaries, each bounded by `--timeout`), and returns a `RunDocument` that the CLI prints to
+stderr after the program's own output. A failure no known issue explains is said so, with the
+`why` command that re-runs it under controlled variations.
+
+A command ended by a signal the doctor forwarded (the user's Ctrl-C, a scheduler's SIGTERM) is not
+diagnosed: that is not a failure of the program.
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence
+
+from inductor_doctor.run.process import Completed
+
+SCHEMA = "inductor-doctor/run/v1"
+#: Signals by which someone asked the command to stop: what it then does is no failure of its own.
+_ASKED_TO_STOP = frozenset(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+                           if hasattr(signal, n))
+
+
+@dataclass
+class RunDocument:
+    """A failed command's diagnosis: how it ended, the triage of its output, the checks run here."""
+
+    argv: List[str]
+    exit_code: int
+    signal: Optional[int]
+    duration_s: float
+    captured_bytes: int
+    output_bytes: int
+    triage: Dict[str, Any]
+    check: Dict[str, Any] = field(default_factory=dict)
+    report: Optional[str] = None  # the file --report wrote
+    diagnosis_s: float = 0.0
+    report_document: Any = None  # what --report FILE gets (the CLI renders it)
+    command: str = "run"
+
+    def to_dict(self) -> Dict[str, Any]:
+        from inductor_doctor.kb import KB_VERSION
+        from inductor_doctor.version import __version__
+
+        return {
+            "schema": SCHEMA,
+            "tool_version": __version__,
+            "kb_version": KB_VERSION,
+            "command_line": shlex.join(self.argv),
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+            "duration_s": round(self.duration_s, 3),
+            "output": {"stderr_bytes": self.output_bytes, "kept_bytes": self.captured_bytes},
+            "triage": self.triage,
+            "check": self.check,
+            "why": "inductor-doctor why -- " + shlex.join(self.argv),
+            "report": self.report,
+            "meta": {"diagnosis_s": round(self.diagnosis_s, 3)},
+        }
+
+
+def needs_diagnosis(completed: Completed) -> bool:
+    """A failure of the program, not one the user asked for with a signal."""
+    if completed.returncode == 0 or not completed.started:
+        return False
+    return not set(completed.forwarded) & _ASKED_TO_STOP
+
+
+def diagnose(completed: Completed, timeout_s: Optional[float] = None, report: Optional[str] = None,
+             confirm: bool = True) -> RunDocument:
+    """The triage of what the failed command wrote, and the matched issues' checks run here now."""
+    from inductor_doctor.run.diagnosis import confirm_here, matched_ids, summary, triage_output
+
+    start = time.perf_counter()
+    data = completed.capture.data()
+    result = triage_output(data, "stderr of " + shlex.join(completed.argv)[:200])
+    ids = matched_ids(result)
+    check = confirm_here(ids, timeout_s) if confirm and ids else {"ran": False, "results": [], "error": None}
+    document = RunDocument(completed.argv, completed.exit_code, completed.signal, completed.duration_s,
+                           len(data), completed.capture.total, summary(result), check, report,
+                           time.perf_counter() - start)
+    if report:
+        document.report_document = report_of(data)
+    return document
+
+
+def report_of(data: bytes) -> Any:
+    """`--report FILE`'s document: the `report` block (static verdicts) with the triage of this
+    output; the CLI renders it, redacted, into the file."""
+    import os
+    import tempfile
+
+    from inductor_doctor.report.command import build_report
+
+    fd, log = tempfile.mkstemp(prefix="inductor-doctor-run-", suffix=".log")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        return build_report(log=log, static=True)
+    finally:
+        os.unlink(log)
+
+
+def run_command(argv: Sequence[str]) -> Completed:
+    """Run it unchanged (see `run/process.py`)."""
+    from inductor_doctor.run.process import run_passthrough
+
+    return run_passthrough(argv)
