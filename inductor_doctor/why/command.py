@@ -144,11 +144,11 @@ def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
                            time.monotonic() - start, scrub)
     plan = _plan(user_env, matched_ids(result, 1))
     tried = _run_all(plan, request, user_env, root, jobs, timeout, baseline, scrub, say)
-    conclusion = conclude(baseline, tried, scrub)
+    conclusion = conclude(baseline, tried, scrub, found)
     if (conclusion["kind"] == "environment" and conclusion["variation"].startswith("unset:")
             and len(conclusion["unset"]) > 1):
         tried += _narrow(conclusion["unset"], request, user_env, root, jobs, timeout, baseline, scrub, say)
-        conclusion = conclude(baseline, tried, scrub)
+        conclusion = conclude(baseline, tried, scrub, found)
     document = WhyDocument(list(request.argv), baseline, found, tried, conclusion, jobs, timeout,
                            time.monotonic() - start, scrub, request.report)
     if request.report:
@@ -198,12 +198,21 @@ def _issue_variations(issue_ids: List[str]) -> List[V.Variation]:
         effects, commands = [], []
         for w in issue.workarounds:
             if w.kind == "env" and w.command:
-                effect = env_effect(w.command)
+                effect = env_effect(w.command) or _plain_export(w.command)
                 if effect:
                     effects.append(effect)
                     commands.append(w.command)
         out += V.issue_workarounds(issue_id, effects, commands)
     return out
+
+
+def _plain_export(command: str) -> Optional[Dict[str, Optional[str]]]:
+    """`export A=value` with nothing for a shell to expand, read without one (the user's PATH may
+    have no bash on it)."""
+    import re
+
+    found = re.fullmatch(r"\s*export\s+([A-Za-z_][A-Za-z0-9_]*)=([^\s$`'\"\\;&|]+)\s*", command)
+    return {found.group(1): found.group(2)} if found else None
 
 
 def _workdir(root: str, name: str) -> str:
@@ -303,7 +312,8 @@ def _decides(t: Tried) -> bool:
     return False
 
 
-def conclude(baseline: Attempt, tried: List[Tried], scrub: Sequence[str]) -> Dict[str, Any]:
+def conclude(baseline: Attempt, tried: List[Tried], scrub: Sequence[str],
+             triage: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """One sentence with its evidence, from the variations in their order."""
     base = baseline.fingerprint(scrub)
     evidence = [f"as it is: exit {baseline.returncode} in {baseline.duration_s:.1f}s: {base}"]
@@ -338,7 +348,7 @@ def conclude(baseline: Attempt, tried: List[Tried], scrub: Sequence[str]) -> Dic
                             "torch itself), not in the compiler stack; no variation of the compiler can "
                             "fix it.",
                 "workaround": None, "evidence": evidence}
-    return _layer(tried, evidence, scrub)
+    return _layer(tried, evidence, scrub, triage)
 
 
 def _others(tried: List[Tried], winner: Tried) -> List[str]:
@@ -352,7 +362,8 @@ def _others(tried: List[Tried], winner: Tried) -> List[str]:
     return out[:6]
 
 
-def _layer(tried: List[Tried], evidence: List[str], scrub: Sequence[str]) -> Dict[str, Any]:
+def _layer(tried: List[Tried], evidence: List[str], scrub: Sequence[str],
+           triage: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     """No environment variation decided: which backend layer fails, if the step-down says."""
     by_key = {t.variation.key: t for t in tried}
     disabled, eager, aot = (by_key.get(k) for k in ("compile-disabled", "backend:eager", "backend:aot_eager"))
@@ -368,25 +379,30 @@ def _layer(tried: List[Tried], evidence: List[str], scrub: Sequence[str]) -> Dic
             return _none(evidence, "the program never calls torch.compile, so the backend could not be "
                                    "stepped down")
         if eager is not None and eager.status in (SAME, OTHER):
-            return _layer_answer("dynamo", "Dynamo (graph capture)", 'backend="eager" fails too',
-                                 None, evidence)
+            return _layer_answer("dynamo", "backend:eager", "Dynamo (graph capture)",
+                                 'backend="eager" fails too', None, evidence)
         if aot is not None and aot.status in (SAME, OTHER) and eager is not None and eager.status == PASSED:
-            return _layer_answer("aot_autograd", "AOTAutograd (the traced joint graph)",
+            return _layer_answer("aot_autograd", "backend:aot_eager", "AOTAutograd (the traced joint graph)",
                                  'backend="eager" passes and backend="aot_eager" fails',
                                  'torch.compile(..., backend="eager")', evidence)
         if aot is not None and aot.status == PASSED:
-            return _layer_answer("inductor", "Inductor (code generation and its compilers)",
-                                 'backend="aot_eager" passes', 'torch.compile(..., backend="aot_eager")',
-                                 evidence)
+            answer = _layer_answer("inductor", "backend:aot_eager",
+                                   "Inductor (code generation and its compilers)",
+                                   'backend="aot_eager" passes', 'torch.compile(..., backend="aot_eager")',
+                                   evidence)
+            if triage and triage.get("matched"):
+                answer["sentence"] += (f" Its output matches {triage['id']} ({triage['confidence']}): "
+                                       f"`{triage['explain']}`.")
+            return answer
     return _none(evidence, None)
 
 
-def _layer_answer(layer: str, name: str, because: str, workaround: Optional[str],
+def _layer_answer(layer: str, variation: str, name: str, because: str, workaround: Optional[str],
                   evidence: List[str]) -> Dict[str, Any]:
     sentence = (f"No setting of this machine explains it: the failure is in {name}, since {because} "
                 "(and the program passes with torch.compile disabled)")
     sentence += f"; until it is fixed, {workaround} avoids it." if workaround else "."
-    return {"kind": "layer", "layer": layer, "variation": f"backend:{layer}", "unset": [], "issue": None,
+    return {"kind": "layer", "layer": layer, "variation": variation, "unset": [], "issue": None,
             "sentence": sentence, "workaround": workaround, "evidence": evidence}
 
 

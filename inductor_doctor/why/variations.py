@@ -134,9 +134,20 @@ def backends() -> List[Variation]:
 
 
 def compilers(env: Mapping[str, str]) -> List[Variation]:
-    """Each other C++ compiler on this machine (distinct binaries), as `CXX=<path>`."""
+    """Each other C++ compiler on this machine (distinct binaries), as `CXX=<path>`; first, when the
+    PATH misses the system directories where compilers are, the PATH with them (a compiler needs
+    its assembler, linker and tools from there too, so naming it alone is not enough)."""
     current = _current_cxx(env)
     out: List[Variation] = []
+    on_path = [p for p in env.get("PATH", "").split(os.pathsep) if p]
+    missing = [d for d in EXTRA_DIRS if d not in on_path and any(
+        os.path.dirname(c) == d for c in find_compilers(""))]
+    if missing and current is None:
+        added = os.pathsep.join(missing)
+        path = os.pathsep.join([*on_path, *missing])
+        out.append(Variation("path-system-dirs", f"PATH with {added} added (where the compilers are)",
+                             ENVIRONMENT, {"PATH": path}, workaround=f'export PATH="$PATH:{added}"',
+                             cause=f"the PATH: it misses {added}, where this machine's compilers are"))
     seen = {current} if current else set()
     for path in find_compilers(env.get("PATH", "")):
         real = os.path.realpath(path)

@@ -1,0 +1,1 @@
+"""`inductor-doctor why -- CMD`: which controlled variation flips a failing command."""
