@@ -47,6 +47,9 @@ DOCTOR_OWN = {
     "CXX_ID": "the compiler the probe found, for the canaries' records",
     "EARLY_ISA": "1: the harness learns the CPU's vector ISAs beside the canary",
     "CPU_COMPILE_THREADS": "the compile threads a CPU canary may use",
+    "HOOK": "0: the exception hook (inductor_doctor.hook, its .pth) does nothing",
+    "WHY_BACKEND": "the torch.compile backend a `why` step-down run forces (target/why_site.py)",
+    "WHY_MARK": "where a `why` run counts its torch.compile calls (target/why_site.py)",
 }
 _SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
 
