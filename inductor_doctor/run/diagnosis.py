@@ -13,20 +13,25 @@ from typing import Any, Dict, List, Optional
 def triage_output(data: bytes, source: str) -> Any:
     """The triage document (`explain --log`'s `TriageResult`) of a program's output, or None when
     it printed nothing to read. Binary bytes in it are dropped, never refused: the program wrote them."""
-    from inductor_doctor.kb import registry
-    from inductor_doctor.triage.command import LogInput, triage_text
-    from inductor_doctor.triage.scan import normalize
+    import io
 
-    text, stripped = normalize(data.replace(b"\x00", b""))
+    from inductor_doctor.codes import UsageError
+    from inductor_doctor.triage.command import triage_stream
+
+    text = data.replace(b"\x00", b"")
     if not text.strip():
         return None
-    return triage_text(LogInput(source, text, len(data), False, stripped), list(registry()))
+    try:
+        return triage_stream(io.BytesIO(text), name=source)
+    except UsageError:  # not text at all (the program wrote binary to stderr): nothing to read
+        return None
 
 
 def summary(result: Any) -> Dict[str, Any]:
     """What `run`, `why` and the hook show of a triage: the best match (or none), in a small dict."""
     if result is None:
-        return {"matched": False, "id": None, "confidence": None, "assessment": "the program printed nothing"}
+        return {"matched": False, "id": None, "confidence": None,
+                "assessment": "its output holds no text to read"}
     matched = result.matched
     if not matched:
         return {"matched": False, "id": None, "confidence": None,
