@@ -100,6 +100,121 @@ def test_not_an_artifact_is_a_usage_error(tmp_path):
     assert proc.returncode == 2 and "no such file" in proc.stderr
 
 
+def _glibcxx_cache(root: Path) -> Path:
+    """An Inductor-style cache whose kernel needs GLIBCXX_3.4.32, which GCC 13.2 introduced: linked
+    against a stub libstdc++.so.6 that defines that version (the system's, GCC 12's, stops at 3.4.30)."""
+    stub, cache = root / "stub", root / "cache" / "ab"
+    stub.mkdir(parents=True)
+    cache.mkdir(parents=True)
+    (root / "stub.c").write_text("void glibcxx_3432_probe(void) {}\n")
+    (root / "v.map").write_text("GLIBCXX_3.4.32 { global: glibcxx_3432_probe; local: *; };\n")
+    (root / "kernel.c").write_text("extern void glibcxx_3432_probe(void);\n"
+                                   "void kernel(void) { glibcxx_3432_probe(); }\n")
+    cc = shutil.which("gcc") or pytest.skip("no gcc")
+    script = f"-Wl,--version-script={root / 'v.map'}"
+    subprocess.run([cc, "-shared", "-fPIC", "-Wl,-soname,libstdc++.so.6", script,
+                    "-o", str(stub / "libstdc++.so.6"), str(root / "stub.c")], check=True)
+    (stub / "libstdc++.so").symlink_to("libstdc++.so.6")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(cache / "cabkernel.so"), str(root / "kernel.c"),
+                    f"-L{stub}", "-lstdc++"], check=True)
+    return root / "cache"
+
+
+def test_cache_kernel_needing_a_newer_glibcxx_is_read(tmp_path):
+    art = read_artifact(str(_glibcxx_cache(tmp_path)))
+    assert art.kind == "cache-dir" and art.newest("glibcxx") == "3.4.32"
+    j = judge(art, HostView(torch_version="2.13.0", glibcxx="3.4.30", glibc="2.36", cxxabi="1.3.13"))
+    assert j.decided.status is Status.AFFECTED and j.issue.id == "artifact-glibcxx-too-old"
+    assert "GLIBCXX_3.4.32" in j.decided.reason
+
+
+@pytest.mark.slow
+def test_cache_kernel_needing_a_newer_glibcxx_fails_to_load_and_is_affected(tmp_path):
+    """The loader's own refusal first, then the doctor's verdict on the same cache."""
+    cache = _glibcxx_cache(tmp_path)
+    real = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
+                           str(cache / "ab" / "cabkernel.so")], capture_output=True, text=True)
+    assert "version `GLIBCXX_3.4.32' not found (required by" in real.stderr, real.stderr
+    data = run_json(["check", "--only", "artifact-glibcxx-too-old", "--no-cache", "--artifact", str(cache)],
+                    timeout=600)
+    row = next(r for r in data["results"] if r["id"] == "artifact.cache")
+    assert row["status"] == "affected" and row["basis"] == "canary", row
+    assert row["issue"] == "artifact-glibcxx-too-old" and "GLIBCXX_3.4.32" in row["reason"]
+    assert any("needs GLIBCXX_3.4.32" in e for e in row["evidence"]), row["evidence"]
+
+
+FP16_KERNEL = """
+#include <immintrin.h>
+volatile float src = 1.0f;
+volatile float sink;
+__attribute__((constructor)) static void kernel_init(void) {
+    __m512h a = _mm512_set1_ph((_Float16)src);
+    sink = (float)_mm512_cvtsh_h(_mm512_add_ph(a, a));
+}
+"""
+
+
+def _has_flag(flag: str) -> bool:
+    from inductor_doctor.artifact.host import cpu_flags
+
+    return flag in (cpu_flags() or [])
+
+
+def _swap_model_so(package: Path, so: Path, out: Path) -> Path:
+    """A copy of a real package whose model .so is `so`: what the package loader extracts and dlopens."""
+    import zipfile
+
+    with zipfile.ZipFile(package) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            data = so.read_bytes() if info.filename.endswith(".wrapper.so") else src.read(info)
+            dst.writestr(info, data)
+    return out
+
+
+def _load_package(path: Path) -> subprocess.CompletedProcess:
+    code = "import sys, torch._inductor\ntorch._inductor.aoti_load_package(sys.argv[1])\n"
+    return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.slow
+def test_package_built_with_an_isa_this_cpu_lacks_dies_and_is_affected(built, tmp_path):
+    """A package whose model .so was compiled with -mavx512fp16 (which this host's CPU may lack): the
+    load dies with SIGILL for real; the static rule says likely from the -m flags, the canary affected."""
+    if _has_flag("avx512_fp16"):
+        pytest.skip("this CPU has AVX512-FP16: nothing to lack")
+    cc = shutil.which("gcc") or pytest.skip("no gcc")
+    (tmp_path / "fp16.c").write_text(FP16_KERNEL)
+    so = tmp_path / "model.wrapper.so"
+    subprocess.run([cc, "-g", "-O1", "-mavx512f", "-mavx512fp16", "-shared", "-fPIC", "-o", str(so),
+                    str(tmp_path / "fp16.c")], check=True)
+    package = _swap_model_so(built / "model.pt2", so, tmp_path / "fp16.pt2")
+    real = _load_package(package)
+    assert real.returncode == -4, (real.returncode, real.stderr[-2000:])  # SIGILL
+    data = run_json(["check", "--only", "artifact-cpu-isa-missing", "--no-cache", "--artifact", str(package)],
+                    timeout=600)
+    row = next(r for r in data["results"] if r["id"] == "artifact.fp16.pt2")
+    assert row["status"] == "affected" and row["basis"] == "canary" and "SIGILL" in row["reason"], row
+    assert row["issue"] == "artifact-cpu-isa-missing"
+    assert any("avx512_fp16" in e and "likely" in e for e in row["evidence"]), row["evidence"]
+    static = run_json(["check", "--static", "--only", "artifact-cpu-isa-missing", "--artifact", str(package)])
+    row = next(r for r in static["results"] if r["id"] == "artifact.fp16.pt2")
+    assert row["status"] == "likely" and "avx512_fp16" in row["reason"], row
+
+
+@pytest.mark.slow
+def test_package_needing_a_newer_glibcxx_fails_to_load_and_is_affected(built, tmp_path):
+    cache = _glibcxx_cache(tmp_path)
+    package = _swap_model_so(built / "model.pt2", cache / "ab" / "cabkernel.so", tmp_path / "gcc13.pt2")
+    real = _load_package(package)
+    assert "version `GLIBCXX_3.4.32' not found (required by" in real.stderr, real.stderr[-2000:]
+    data = run_json(["check", "--only", "artifact-glibcxx-too-old", "--no-cache", "--artifact", str(package)],
+                    timeout=600)
+    row = next(r for r in data["results"] if r["id"] == "artifact.gcc13.pt2")
+    assert row["status"] == "affected" and row["basis"] == "canary", row
+    assert row["issue"] == "artifact-glibcxx-too-old" and "GLIBCXX_3.4.32" in row["reason"]
+
+
 # --- slow: artifacts built by the test torch -----------------------------------------------------------
 
 

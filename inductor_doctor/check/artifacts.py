@@ -264,6 +264,7 @@ CANARY_SIGNATURES = (
         r"CUDA_ERROR_NO_BINARY_FOR_GPU|device kernel image is invalid",
     ),
     ("artifact-cpu-isa-missing", r"Illegal instruction"),
+    ("artifact-glibcxx-too-old", r"version `(GLIBCXX|CXXABI|GLIBC)_[\d.]+' not found \(required by"),
 )
 
 

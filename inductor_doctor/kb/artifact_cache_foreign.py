@@ -78,7 +78,7 @@ ISSUE = KnownIssue(
     ),
     signatures=(
         Signature(
-            r"fx graph cache miss|FX graph cache miss|AOTAutograd cache miss|cache_miss.*inductor",
+            r"FX (graph )?cache miss|AOTAutograd cache miss",
             strength="partial",
             note="a compile cache lookup missed",
         ),

@@ -85,7 +85,8 @@ ISSUE = KnownIssue(
     ),
     signatures=(
         Signature(
-            r"(aoti|AOTI|\.pt2|aotinductor)[^\n]{0,300}(Illegal instruction|SIGILL)",
+            r"(aoti|AOTI|\.pt2|aotinductor)[^\n]{0,300}(Illegal instruction|SIGILL)|"
+            r"(Illegal instruction|SIGILL)[^\n]{0,300}(aoti_load|AOTI|\.pt2\b|aotinductor)",
             note="a kernel used an instruction this CPU does not have",
         ),
     ),

@@ -124,7 +124,9 @@ ISSUE = KnownIssue(
     signatures=(
         Signature(
             r"(aoti|AOTI|\.pt2|aotinductor)[^\n]{0,300}(no kernel image is available|"
-            r"CUDA_ERROR_NO_BINARY_FOR_GPU|device kernel image is invalid)",
+            r"CUDA_ERROR_NO_BINARY_FOR_GPU|device kernel image is invalid)|"
+            r"(no kernel image is available|CUDA_ERROR_NO_BINARY_FOR_GPU)[^\n]{0,300}"
+            r"(aoti_load|AOTI|\.pt2\b|aotinductor)",
             note="the artifact has no cubin or PTX this GPU can run",
         ),
     ),

@@ -35,6 +35,8 @@ LOAD_CACHE_ARTIFACTS = (2, 7)
 
 def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     if not host.torch_version:
+        if host.planned:  # a plan that pins no torch: nothing to compare
+            return None
         return outcome(Status.AFFECTED, f"{host.what} has no torch to load {art.name} with")
     if art.kind == "cache-blob":
         v = version_tuple(host.torch_version, 2)
