@@ -14,17 +14,14 @@ diagnosed: that is not a failure of the program.
 from __future__ import annotations
 
 import shlex
-import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
 from inductor_doctor.run.process import Completed
 
 SCHEMA = "inductor-doctor/run/v1"
-#: Signals by which someone asked the command to stop: what it then does is no failure of its own.
-_ASKED_TO_STOP = frozenset(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
-                           if hasattr(signal, n))
+
 
 
 @dataclass
@@ -65,13 +62,6 @@ class RunDocument:
         }
 
 
-def needs_diagnosis(completed: Completed) -> bool:
-    """A failure of the program, not one the user asked for with a signal."""
-    if completed.returncode == 0 or not completed.started:
-        return False
-    return not set(completed.forwarded) & _ASKED_TO_STOP
-
-
 def diagnose(completed: Completed, timeout_s: Optional[float] = None, report: Optional[str] = None,
              confirm: bool = True) -> RunDocument:
     """The triage of what the failed command wrote, and the matched issues' checks run here now."""
@@ -105,10 +95,3 @@ def report_of(data: bytes) -> Any:
         return build_report(log=log, static=True)
     finally:
         os.unlink(log)
-
-
-def run_command(argv: Sequence[str]) -> Completed:
-    """Run it unchanged (see `run/process.py`)."""
-    from inductor_doctor.run.process import run_passthrough
-
-    return run_passthrough(argv)

@@ -10,19 +10,21 @@ the diagnosis. Whatever the doctor does, the exit status is the command's own, a
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
 from inductor_doctor.run.process import Completed
 
 
-@dataclass
 class RunRequest:
-    cmd: List[str]
-    report: Optional[str] = None
-    timeout_s: Optional[float] = None
-    output: Optional[str] = None
-    check: bool = True
+    """What `run` was asked (a plain class: no `dataclasses` import on the wrapped command's path)."""
+
+    def __init__(self, cmd: List[str], report: Optional[str] = None, timeout_s: Optional[float] = None,
+                 output: Optional[str] = None, check: bool = True) -> None:
+        self.cmd = cmd
+        self.report = report
+        self.timeout_s = timeout_s
+        self.output = output
+        self.check = check
 
 
 def parse_fast(args: Sequence[str]) -> Optional[RunRequest]:
@@ -72,11 +74,13 @@ def execute(request: RunRequest) -> Tuple[Completed, Any, Optional[str]]:
     """Run it; on a failure of its own, diagnose it. Returns how it ended, the diagnosis (None when
     there is nothing to say) and the doctor's own trouble in one line, which never changes the
     command's exit status."""
-    from inductor_doctor.run.command import diagnose, needs_diagnosis, run_command
+    from inductor_doctor.run.process import needs_diagnosis, run_passthrough
 
-    completed = run_command(request.cmd)
+    completed = run_passthrough(request.cmd)
     if not needs_diagnosis(completed):
         return completed, None, None
+    from inductor_doctor.run.command import diagnose
+
     try:
         document = diagnose(completed, timeout_s=request.timeout_s, report=request.report,
                             confirm=request.check)

@@ -21,7 +21,6 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from inductor_doctor.run.capture import Capture
@@ -35,16 +34,18 @@ FORWARDED = tuple(
 )
 
 
-@dataclass
 class Completed:
-    """How the command ended: its exit status or signal, and what was kept of its stderr."""
+    """How the command ended: its exit status or signal, and what was kept of its stderr. (A plain
+    class: `dataclasses` costs milliseconds to import, on every run of the wrapped command.)"""
 
-    argv: List[str]
-    returncode: int  # as subprocess: negative is the signal that killed it
-    duration_s: float
-    capture: Capture
-    forwarded: List[int]  # signals the doctor received and passed on, in order
-    started: bool = True  # False: it could not be started (not found, not executable)
+    def __init__(self, argv: List[str], returncode: int, duration_s: float, capture: Capture,
+                 forwarded: List[int], started: bool = True) -> None:
+        self.argv = argv
+        self.returncode = returncode  # as subprocess: negative is the signal that killed it
+        self.duration_s = duration_s
+        self.capture = capture
+        self.forwarded = forwarded  # signals the doctor received and passed on, in order
+        self.started = started  # False: it could not be started (not found, not executable)
 
     @property
     def signal(self) -> Optional[int]:
@@ -223,6 +224,18 @@ _CORE_DUMPING = frozenset(
                                        "SIGSEGV", "SIGSYS", "SIGXCPU", "SIGXFSZ")
     if hasattr(signal, name)
 )
+
+
+#: Signals by which someone asked the command to stop: what it then does is no failure of its own.
+ASKED_TO_STOP = frozenset(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+                          if hasattr(signal, n))
+
+
+def needs_diagnosis(completed: Completed) -> bool:
+    """A failure of the program, not one the user asked for with a signal."""
+    if completed.returncode == 0 or not completed.started:
+        return False
+    return not set(completed.forwarded) & ASKED_TO_STOP
 
 
 def reraise(completed: Completed) -> int:
