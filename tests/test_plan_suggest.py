@@ -123,3 +123,23 @@ def test_torch_xla_when_asked():
 def test_misused_options_are_one_line_usage_errors(args):
     proc = run_cli(["plan", *args])
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and not proc.stdout
+
+
+@pytest.mark.slow
+def test_verify_installs_the_suggestion_in_a_scratch_venv_and_checks_it(tmp_path: Path):
+    """For real: torch 2.13.0's CPU build (this machine's pip finds it on local disk when PyTorch's
+    index cannot be reached), a scratch venv under TMPDIR, the doctor's full check there, and
+    nothing left behind."""
+    req = tmp_path / "requirements.txt"
+    req.write_text("torch==2.13.0\n")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    proc = run_cli(["plan", "--suggest", "-r", str(req), "--verify", "--format", "json"],
+                   env={"TMPDIR": str(scratch)}, timeout=1500)
+    doc = json.loads(proc.stdout)
+    validate("suggest", doc)
+    v = doc["verify"]
+    assert v["installed"] and v["torch"].startswith("2.13.0"), v
+    assert v["ok"] and proc.returncode == 0, v
+    assert "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0" in v["install"]
+    assert list(scratch.iterdir()) == [], "the scratch venv is removed"

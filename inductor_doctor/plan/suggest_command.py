@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import platform
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -159,9 +160,11 @@ def verify(solution: Solution, keep: bool = False) -> Dict[str, Any]:
     except ScratchError as exc:
         return {"ok": False, "reason": str(exc), "venv": None}
     try:
+        started = time.monotonic()
         done = venv.install(c.requirements(), index_url=c.index_url)
         out: Dict[str, Any] = {"venv": str(venv.root) if keep else None, "install": " ".join(
-            venv.pip_argv(c.requirements(), c.index_url)[1:]), "installed": done.ok}
+            venv.pip_argv(c.requirements(), c.index_url)[1:]), "installed": done.ok,
+            "install_s": round(time.monotonic() - started, 1)}
         if not done.ok:
             out.update(ok=False, reason=f"pip install failed: {done.why()}")
             return out
