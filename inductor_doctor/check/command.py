@@ -117,6 +117,9 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     facts, result, findings = _examine(request, python, issues, progress or Progress())
     if request.artifacts and not facts.python.error and (result is None or result.interrupted is None):
         findings = findings + _artifact_rows(request, python, facts, progress or Progress())
+    from inductor_doctor.plan.tailor import tailor
+
+    findings = tailor(findings, facts)  # install workarounds written for this machine
     environment = environment_of(facts)
     meta.update(duration_s=round(time.monotonic() - start, 3), probe_duration_s=round(facts.duration_s, 3),
                 static=request.static, cached=False)

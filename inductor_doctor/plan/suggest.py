@@ -27,6 +27,7 @@ from inductor_doctor.plan.resolve import PlanRequest, build_input
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.kb import Registry
+    from inductor_doctor.probe.facts import Facts
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
@@ -113,6 +114,31 @@ class Solution:
     per_gpu: Dict[str, Optional[str]] = field(default_factory=dict)  # GPUs apart, when none covers all
     notes: List[str] = field(default_factory=list)
     considered: int = 0
+
+
+def machine_from_facts(facts: Facts) -> Machine:
+    """The machine the probe describes: every GPU the driver lists, its driver, the target's Python
+    and glibc, and the C++ compiler Inductor would use (as a name `plan` reads: `g++-12`)."""
+    import platform
+    import sys
+
+    sms, names = [], []
+    for g in facts.cuda.driver_gpus or facts.cuda.gpus:
+        try:
+            major, minor = (int(x) for x in str(g.sm or "").split(".")[:2])
+        except ValueError:
+            continue
+        sms.append(major * 10 + minor)
+        names.append(g.name)
+    cxx = None
+    if facts.cxx.kind in ("gcc", "clang") and facts.cxx.version:
+        cxx = f"{'g++' if facts.cxx.kind == 'gcc' else 'clang++'}-{facts.cxx.version.split('.')[0]}"
+    py = facts.python.version or f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"
+    if getattr(facts.python, "free_threaded", False):
+        py += "t"
+    return Machine(gpus=tuple(sms), gpu_names=tuple(names), driver=facts.cuda.driver_version,
+                   python_version=py, glibc=facts.python.glibc, cxx=cxx, sys_platform=sys.platform,
+                   machine=platform.machine().lower(), source="this machine (probe)")
 
 
 def _vt(text: Optional[str]) -> Tuple[int, ...]:

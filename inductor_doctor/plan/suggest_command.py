@@ -12,13 +12,13 @@ from __future__ import annotations
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
 from inductor_doctor.model import UsageError
 from inductor_doctor.plan.requirements import check_python_version
 from inductor_doctor.plan.resolve import parse_compiler, parse_driver, parse_gpu
-from inductor_doctor.plan.suggest import Judged, Machine, Solution, solve
+from inductor_doctor.plan.suggest import Judged, Machine, Solution, machine_from_facts, solve
 
 SCHEMA = "inductor-doctor/suggest/v1"
 
@@ -91,26 +91,10 @@ def _this_machine(python_version: Optional[str]) -> Machine:
     """The probe's facts (static: no torch imported anywhere)."""
     from inductor_doctor.probe import gather
 
-    facts = gather(live=False)
-    gpus = facts.cuda.driver_gpus or facts.cuda.gpus
-    sms, names = [], []
-    for g in gpus:
-        try:
-            major, minor = (int(x) for x in str(g.sm or "").split(".")[:2])
-        except ValueError:
-            continue
-        sms.append(major * 10 + minor)
-        names.append(g.name)
-    cxx = None
-    if facts.cxx.kind in ("gcc", "clang") and facts.cxx.version:
-        cxx = f"{'g++' if facts.cxx.kind == 'gcc' else 'clang++'}-{facts.cxx.version.split('.')[0]}"
-    py = facts.python.version or f"{sys.version_info.major}.{sys.version_info.minor}.{sys.version_info.micro}"
-    if getattr(facts.python, "free_threaded", False):
-        py += "t"
-    return Machine(gpus=tuple(sms), gpu_names=tuple(names), driver=facts.cuda.driver_version,
-                   python_version=check_python_version(python_version) if python_version else py,
-                   glibc=facts.python.glibc, cxx=cxx, sys_platform=sys.platform,
-                   machine=platform.machine().lower(), source="this machine (probe)")
+    machine = machine_from_facts(gather(live=False))
+    if python_version:
+        machine = replace(machine, python_version=check_python_version(python_version))
+    return machine
 
 
 def machine_of(request: SuggestRequest) -> Machine:
