@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One pass of the GPU verification kept in docs/gpu-verification.md, run from the checkout on a GPU
 # host. Every part writes PART.txt under $OUT and one timing line to $OUT/times.txt.
-#   OUT=dir bash tests/gpu_pass.sh [PART ...]    parts: tests check preflight report states bench
+#   OUT=dir bash tests/gpu_pass.sh [PART ...]    parts: tests check preflight report states suggest bench
 # Extra wheels (pyelftools, jsonschema, ...) may wait in .whl/; they are installed beside, never into,
 # the interpreter under test. .whl/doctor/ may hold the doctor's own wheel and its dependencies, for
 # the benchmark's new venv on a host with no package index.
@@ -45,7 +45,7 @@ run_tests() {
   "$PY" -m pytest -q -p no:cacheprovider tests/test_gpu_catalog.py tests/test_catalog.py
 }
 
-for p in "${@:-tests check preflight report states}"; do
+for p in "${@:-tests check preflight report states suggest}"; do
   for name in $p; do
     case $name in
       tests) part gpu-tests run_tests ;;
@@ -60,6 +60,10 @@ for p in "${@:-tests check preflight report states}"; do
         part report doctor report --static -q
         part fix doctor fix -q ;;
       states) part gpu-states bash tests/gpu_states.sh "$PY" ;;
+      suggest)  # this host's GPUs and driver, probed (an H100, sm_90): the newest build its driver runs
+        part suggest doctor plan --suggest
+        part suggest-json doctor plan --suggest --format json --output "$OUT/suggest.json"
+        part suggest-tests "$PY" -m pytest -q -p no:cacheprovider tests/test_plan_suggest.py -m "not slow" ;;
       bench)  # the doctor as a user installs it: from .whl/doctor/ where this host has no package index
         part bench-speed "$PY" bench/bench_speed.py --runs 3 ${DOCTOR_WHEELS:+--wheels "$DOCTOR_WHEELS"} ;;
       *) echo "unknown part $name" >&2; exit 2 ;;

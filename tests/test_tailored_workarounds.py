@@ -19,7 +19,8 @@ from inductor_doctor.probe.facts import CudaInfo, CudaToolkitInfo, Facts, GPUInf
 def finding(issue_id: str, facts: Facts):
     issue = registry().find(issue_id)
     outcome = [o for o in issue.rule(facts) if o.status in (Status.AFFECTED, Status.LIKELY)][0]
-    return _finding(issue, outcome.device or "toolchain", Verdict(outcome.status, Basis.STATIC, outcome.reason))
+    verdict = Verdict(outcome.status, Basis.STATIC, outcome.reason)
+    return _finding(issue, outcome.device or "toolchain", verdict)
 
 
 def commands(f) -> list:
@@ -50,8 +51,9 @@ def test_toolkit_commands_for_a_cuda_12_torch_keep_the_cu12_names():
 
 def blackwell(torch: TorchInfo, driver: str = "575.57.08") -> Facts:
     gpu = GPUInfo(index=0, name="NVIDIA GeForce RTX 5090", sm="12.0")
-    return Facts(python=PythonInfo(executable=sys.executable, version="3.12.3", glibc="2.39"), torch=torch,
-                 cuda=CudaInfo(driver_version=driver, driver_cuda_version="12.9", gpus=[gpu], driver_gpus=[gpu]))
+    return Facts(python=PythonInfo(executable=sys.executable, version="3.12.3", glibc="2.39"),
+                 torch=torch, cuda=CudaInfo(driver_version=driver, driver_cuda_version="12.9", gpus=[gpu],
+                                            driver_gpus=[gpu]))
 
 
 def test_a_cpu_torch_on_a_blackwell_card_gets_the_build_for_it():
@@ -65,8 +67,8 @@ def test_a_cpu_torch_on_a_blackwell_card_gets_the_build_for_it():
 
 
 def test_a_cu124_torch_on_a_blackwell_card_gets_a_build_with_sm120_kernels():
-    facts = blackwell(TorchInfo(version="2.6.0+cu124", path=None, cuda="12.4",
-                                cuda_arch_list=["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]),
+    archs = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+    facts = blackwell(TorchInfo(version="2.6.0+cu124", path=None, cuda="12.4", cuda_arch_list=archs),
                       driver="580.95.05")
     after = tailor([finding("torch-gpu-arch-missing", facts)], facts)[0]
     assert after.workarounds[0].command == "pip install --force-reinstall torch==2.15.0 triton==3.9.0"

@@ -3,6 +3,7 @@
 
     python tools/release_audit.py refresh   # re-read every release, rewrite the snapshot
     python tools/release_audit.py wheels    # re-read only what each torch wheel is built for
+    python tools/release_audit.py docs      # write docs/wheels.md from the snapshot
     python tools/release_audit.py check     # compare the tables in inductor_doctor/kb/ with it
 
 `refresh` reads only the few files it needs from each wheel (HTTP range requests) and caches
@@ -35,11 +36,25 @@ def main(argv: list) -> int:
                        "architectures, tags) into the existing snapshot")
     w.add_argument("--offline", action="store_true", help="reuse the cached index page")
     w.add_argument("--output", type=Path, default=SNAPSHOT)
+    d = sub.add_parser("docs", help="write docs/wheels.md from the snapshot (offline)")
+    d.add_argument("--check", action="store_true", help="exit 1 when the page is not the snapshot's")
     c = sub.add_parser("check", help="compare the kb tables with the snapshot (offline)")
     c.add_argument("--snapshot", type=Path, default=SNAPSHOT)
     c.add_argument("--with-cache", action="store_true",
                    help="also run the doctor's file readers on the files `refresh` downloaded")
     args = parser.parse_args(argv)
+    if args.command == "docs":
+        from audit import docs_page
+
+        snap = check.load(SNAPSHOT)
+        if args.check:
+            ok = docs_page.current(snap)
+            print("docs/wheels.md is current" if ok else "docs/wheels.md is stale: run "
+                  "`python tools/release_audit.py docs`")
+            return 0 if ok else 1
+        docs_page.write(snap)
+        print(f"wrote {docs_page.PAGE}")
+        return 0
     if args.command == "wheels":
         snap = check.load(args.output)
         try:

@@ -308,8 +308,17 @@ def check_wheels(snap: Snapshot) -> List[str]:
     return bad
 
 
+def check_docs_page(snap: Snapshot) -> List[str]:
+    """docs/wheels.md is generated from the snapshot: it must be the snapshot's."""
+    from audit import docs_page
+
+    if docs_page.current(snap):
+        return []
+    return ["docs/wheels.md is not the snapshot's: run `python tools/release_audit.py docs`"]
+
+
 CHECKS = (check_releases, check_python, check_compiler, check_const_data_ptr, check_ptxas,
-          check_driver_table, check_gpu_tables, check_wheels)
+          check_driver_table, check_gpu_tables, check_wheels, check_docs_page)
 
 
 def against(snap: Snapshot, cache: bool = False) -> List[str]:
