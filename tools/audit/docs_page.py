@@ -110,6 +110,7 @@ def render(snap: Dict[str, Any]) -> str:
         pythons = ", ".join(linux.get("pythons") or entry.get("pythons") or [])
         lines.append(f"| {version} | {build['linux_x86_64']} | {archs} | {build['linux_aarch64']} | "
                      f"{build['win_amd64']} | {pythons} | {floor} | {triton} |")
+    lines += _drivers(snap)
     lines += [
         "",
         "## torch and Triton",
@@ -125,6 +126,35 @@ def render(snap: Dict[str, Any]) -> str:
         if entry.get("triton"):
             lines.append(f"| {version} | {entry['triton']} | {entry.get('triton_marker') or 'everywhere'} |")
     return "\n".join(lines) + "\n"
+
+
+def _drivers(snap: Dict[str, Any]) -> List[str]:
+    """The driver each CUDA a wheel needs: its toolkit's own, and the floor of minor-version
+    compatibility (what `plan` and `plan --suggest` judge by)."""
+    from inductor_doctor.kb._releases import CUDA_MIN_DRIVER
+    from inductor_doctor.kb.cuda_driver_too_old import major_floor
+
+    used: Dict[str, List[str]] = {}
+    for version, entry in sorted(snap["torch"].items(), key=lambda kv: Version(kv[0])):
+        for wheel in (entry.get("pypi") or {}).values():
+            if wheel.get("build") == "cuda":
+                used.setdefault(wheel["cuda"], [])
+                if version not in used[wheel["cuda"]]:
+                    used[wheel["cuda"]].append(version)
+    out = ["", "## The driver each CUDA needs", "",
+           "A wheel's CUDA runs on the driver its toolkit shipped with, and through CUDA's minor-version "
+           "compatibility on any driver of the same major release (with a limited feature set: no JIT of "
+           "newer PTX). From NVIDIA's CUDA Toolkit release notes, table \"CUDA Toolkit and Corresponding "
+           "Driver Versions\" (https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/), as "
+           "`kb/_releases.py` holds it.", "",
+           "| CUDA | torch wheels built with it | its toolkit's driver | any driver from (minor-version "
+           "compatibility) |", "|---|---|---|---|"]
+    for cuda in sorted(used, key=lambda c: tuple(int(x) for x in c.split(".")), reverse=True):
+        releases = used[cuda]
+        span = releases[0] if len(releases) == 1 else f"{releases[0]} – {releases[-1]}"
+        out.append(f"| {cuda} | {span} | {CUDA_MIN_DRIVER.get(cuda, '?')} | "
+                   f"{major_floor(int(cuda.split('.')[0])) or '?'} |")
+    return out
 
 
 def write(snap: Dict[str, Any], path: Path = PAGE) -> None:
