@@ -508,12 +508,15 @@ def write_report(document: Any, path: str) -> None:
         help="Per-run timeout in seconds (default: 4x the first run, at least 120).")
 @option("--report", metavar="FILE", default=None,
         help="Also write the report block (redacted Markdown, with the failure's triage) to FILE.")
+@option("--versions", is_flag=True, default=False,
+        help="When the cause is in the compiler, also try the newest torch release and the previous minor "
+             "one, each installed in a scratch venv (downloads torch; removed afterwards).")
 @format_option(("text", "json"))
 @output_option()
 @option("--quiet", "-q", is_flag=True, default=False, help="No progress lines on stderr.")
 @click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARG]...")
-def why(run_all: bool, jobs: Optional[int], timeout: Optional[float], report: Optional[str], fmt: str,
-        output: Optional[Path], quiet: bool, cmd: Sequence[str]) -> int:
+def why(run_all: bool, jobs: Optional[int], timeout: Optional[float], report: Optional[str], versions: bool,
+        fmt: str, output: Optional[Path], quiet: bool, cmd: Sequence[str]) -> int:
     """Differential diagnosis of a failing command: re-run it (each run in its own process group, with
     its own fresh caches and a timeout) with fresh Inductor/Triton caches, the matched issue's
     workarounds, each group of your TORCHINDUCTOR_/TRITON_/TORCH_/compiler settings removed,
@@ -527,8 +530,8 @@ def why(run_all: bool, jobs: Optional[int], timeout: Optional[float], report: Op
             sys.stderr.write(f"inductor-doctor why: {message}\n")
             sys.stderr.flush()
 
-    document = run_why(WhyRequest(list(cmd), run_all=run_all, jobs=jobs, timeout_s=timeout, report=report),
-                       say)
+    document = run_why(WhyRequest(list(cmd), run_all=run_all, jobs=jobs, timeout_s=timeout, report=report,
+                                  versions=versions), say)
     if report and document.report_document is not None:
         write_report(document.report_document, report)
     return deliver(document, fmt, output)

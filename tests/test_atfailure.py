@@ -313,3 +313,23 @@ def _dead(pid: int) -> bool:
             return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
     except FileNotFoundError:
         return True
+
+
+def test_why_versions_are_tried_only_when_the_cause_is_in_the_compiler():
+    doc = why("--versions", "--", sys.executable, "-c", "raise ValueError('a bug of the program')")
+    assert doc["conclusion"]["kind"] == "program"
+    assert doc["conclusion"]["versions"].startswith("not tried: the cause is found")
+    assert not [v for v in doc["variations"] if v["kind"] == "release"]
+
+
+def test_why_versions_picks_the_newest_and_the_previous_minor_of_the_same_build():
+    from inductor_doctor.why import versions as R
+
+    releases = ("2.11.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0rc1", "2.14.1", "2.15.0")
+    assert R.candidates("2.13.0+cpu", releases) == [("2.15.0", "newest"), ("2.12.1", "previous")]
+    assert R.candidates("2.15.0", releases) == [("2.14.1", "previous")]
+    assert R.index_for("2.13.0+cpu") == "https://download.pytorch.org/whl/cpu"
+    assert R.index_for("2.13.0") is None and R.requirement("2.15.0", "2.13.0") == "torch==2.15.0"
+    assert R.requirement("2.15.0", "2.13.0+cu124") == "torch==2.15.0+cu124"
+    assert R.interpreter_of([sys.executable, "x.py"], os.environ.get("PATH")) == sys.executable
+    assert R.interpreter_of(["bash", "-c", "python x.py"], os.environ.get("PATH")) is None

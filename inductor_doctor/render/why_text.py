@@ -33,14 +33,16 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
     out.para(c["sentence"], style=STRONG)
     for line in (c.get("evidence") or [])[1:]:  # the first is the run as it is, shown above
         out.hanging("·", line, indent=2, style=DIM)
-    rows = [v for v in data["variations"] if v["status"] not in ("not run",)]
+    rows = [v for v in data["variations"] if v["status"] != "not run" or (v.get("run") or {}).get("error")]
     skipped = len(data["variations"]) - len(rows)
     if rows:
         out.line()
         width = max(len(v["label"]) for v in rows)
         for v in rows:
             run = v.get("run") or {}
-            took = f" {run['duration_s']}s" if run.get("duration_s") is not None else ""
+            took = f" {run['duration_s']}s" if run.get("duration_s") else ""
+            if v["status"] == "not run" and run.get("error"):
+                took = f" ({run['error'][:150]})"
             out.spans(("  " + v["label"].ljust(width) + "  ", ""), (v["status"], _STYLE.get(v["status"], "")),
                       (took, DIM))
     meta = data["meta"]
@@ -49,6 +51,8 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
         tail += f"; {skipped} variations not needed (--all runs every one)"
     out.line()
     out.line(tail, DIM)
+    if c.get("versions"):
+        out.line(f"other torch releases: {c['versions']}", DIM)
     if data.get("report"):
         out.line(f"the report block is in {data['report']}", DIM)
     return out.text()

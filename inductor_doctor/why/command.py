@@ -45,6 +45,7 @@ class WhyRequest:
     jobs: Optional[int] = None
     timeout_s: Optional[float] = None  # per run; default from the baseline's duration
     report: Optional[str] = None
+    versions: bool = False  # also other torch releases, in scratch venvs (why/versions.py)
 
 
 @dataclass
@@ -149,6 +150,9 @@ def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
             and len(conclusion["unset"]) > 1):
         tried += _narrow(conclusion["unset"], request, user_env, root, jobs, timeout, baseline, scrub, say)
         conclusion = conclude(baseline, tried, scrub, found)
+    if request.versions:
+        releases, conclusion = _versions(request, user_env, root, timeout, baseline, scrub, say, conclusion)
+        tried += releases
     document = WhyDocument(list(request.argv), baseline, found, tried, conclusion, jobs, timeout,
                            time.monotonic() - start, scrub, request.report)
     if request.report:
@@ -156,6 +160,84 @@ def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
 
         document.report_document = report_of(baseline.output)
     return document
+
+
+def _versions(request: WhyRequest, user_env: Dict[str, str], root: str, timeout: float, baseline: Attempt,
+              scrub: List[str], say: Any, conclusion: Dict[str, Any]) -> Any:
+    """Other torch releases, when the answer is still in the compiler (a layer, or nothing found), or
+    with --all; each in a scratch venv of the command's own interpreter, one at a time."""
+    from inductor_doctor.why import versions as R
+
+    if conclusion["kind"] not in ("layer", "none") and not request.run_all:
+        conclusion["versions"] = "not tried: the cause is found without another torch release"
+        return [], conclusion
+    interpreter = R.interpreter_of(request.argv, user_env.get("PATH"))
+    installed = R.torch_version(interpreter) if interpreter else None
+    if interpreter is None or installed is None:
+        conclusion["versions"] = ("not tried: the command does not start with a Python interpreter that has "
+                                  "torch (`python repro.py` can be re-run with another torch)")
+        return [], conclusion
+    from inductor_doctor.kb._releases import RELEASES
+    from inductor_doctor.scratch.venv import ScratchError, ScratchVenv
+
+    line = baseline.fingerprint(scrub)
+    out: List[Tried] = []
+    for release, role in R.candidates(installed, RELEASES.get("torch", ())):
+        req = R.requirement(release, installed)
+        v = V.Variation(f"torch:{release}", f"torch {release} ({role} release, in a scratch venv)", V.RELEASE,
+                        workaround=f"pip install '{req}'" + (f" --index-url {R.index_for(installed)}"
+                                                           if R.index_for(installed) else ""),
+                        cause=role)
+        t = Tried(v)
+        out.append(t)
+        say(f"trying: {v.label}")
+        try:
+            venv = ScratchVenv.create(interpreter, system_site_packages=True, parent=root)
+        except ScratchError as exc:
+            t.attempt = Attempt(None, 0.0, b"", 0, error=str(exc))
+            continue
+        try:
+            done = venv.install([req], index_url=R.index_for(installed))
+            if not done.ok:
+                t.attempt = Attempt(None, 0.0, b"", 0, error=f"could not install {req}: {done.why()}")
+                continue
+            launch = _launch(v, request.argv, user_env, root, 90 + len(out), timeout)
+            launch.argv = [str(venv.python), *request.argv[1:]]
+            t.attempt = run_attempt(launch)
+            t.status = _status(t.attempt, line, scrub)
+        finally:
+            venv.remove(force=True)
+    return out, _release_conclusion(conclusion, out, installed)
+
+
+def _release_conclusion(conclusion: Dict[str, Any], tried: List[Tried], installed: str) -> Dict[str, Any]:
+    by_role = {t.variation.cause: t for t in tried}
+    newest, previous = by_role.get("newest"), by_role.get("previous")
+    out = dict(conclusion)
+    if newest is not None and newest.status == PASSED:
+        release = newest.variation.key.split(":", 1)[1]
+        out.update(kind="release", variation=newest.variation.key, workaround=newest.variation.workaround,
+                   sentence=f"Fixed in torch {release}: the command passes with it (in a scratch venv) and "
+                            f"fails with torch {installed}; the workaround, proved here: "
+                            f"`{newest.variation.workaround}`.")
+        out["evidence"] = [*conclusion["evidence"], f"{newest.variation.label}: passes"]
+        return out
+    extra = []
+    if newest is None or newest.status in (SAME, OTHER):
+        which = newest.variation.key.split(":", 1)[1] if newest is not None else installed.split("+")[0]
+        extra.append(f"It is present in the newest release (torch {which}): report it upstream "
+                     "(`--report FILE` writes the report block).")
+        out["upstream"] = True
+    if previous is not None and previous.status == PASSED:
+        release = previous.variation.key.split(":", 1)[1]
+        extra.append(f"It is new in torch {installed.split('+')[0]}: torch {release} passes (a regression).")
+    elif previous is not None and previous.status in (SAME, OTHER):
+        release = previous.variation.key.split(":", 1)[1]
+        extra.append(f"torch {release} fails too: it is not new in this release.")
+    if extra:
+        out["sentence"] = conclusion["sentence"] + " " + " ".join(extra)
+        out["evidence"] = [*conclusion["evidence"], *(f"{t.variation.label}: {t.status}" for t in tried)]
+    return out
 
 
 def _plan(env: Dict[str, str], issue_ids: List[str]) -> List[V.Variation]:

@@ -26,7 +26,7 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
-ENVIRONMENT, CONTROL, LAYER = "environment", "control", "layer"
+ENVIRONMENT, CONTROL, LAYER, RELEASE = "environment", "control", "layer", "release"
 
 #: The user's settings, grouped; every group is removed at once (cache locations are not settings:
 #: the fresh-caches variation covers them).

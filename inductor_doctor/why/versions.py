@@ -1,0 +1,72 @@
+"""`why --versions`: the failing command again with other torch releases, in the doctor's scratch venvs.
+
+Is the failure fixed in a newer torch, or new in this one? The command is re-run with the newest
+final torch release (from the release snapshot, `kb/_releases.py`), and with the newest patch of the
+minor release before the installed one, each installed into its own scratch venv
+(`inductor_doctor/scratch/venv.py`: a private temporary directory, removed afterwards) made from the
+command's own interpreter with its site-packages visible, so the program's other packages are there
+and only torch (and what pip needs to go with it) differs. The build variant is kept: a `+cpu` torch
+is compared with `+cpu` wheels from PyTorch's CPU index, a `+cu124` one with that index's.
+
+Only a command that starts with a Python interpreter (`python repro.py`) can be re-run this way: the
+scratch venv's interpreter takes its place. Nothing of the user's environment is changed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from typing import List, Optional, Sequence, Tuple
+
+PYTORCH_INDEX = "https://download.pytorch.org/whl/"
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+
+
+def interpreter_of(argv: Sequence[str], path_var: Optional[str]) -> Optional[str]:
+    """The Python interpreter the command starts with, resolved as the shell would; None otherwise."""
+    if not argv or not _PYTHON.match(os.path.basename(argv[0])):
+        return None
+    found = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=path_var)
+    return found if found and os.access(found, os.X_OK) else None
+
+
+def torch_version(interpreter: str) -> Optional[str]:
+    """The interpreter's installed torch, from its metadata (torch is not imported)."""
+    code = "import importlib.metadata as m; print(m.version('torch'))"
+    try:
+        proc = subprocess.run([interpreter, "-c", code], capture_output=True, text=True, timeout=60,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def candidates(installed: str, releases: Sequence[str]) -> List[Tuple[str, str]]:
+    """(release, why it is tried): the newest final release when it is newer than the installed one,
+    and the newest patch of the minor release before it."""
+    from packaging.version import Version
+
+    mine = Version(installed.split("+")[0])
+    final = sorted((Version(r) for r in releases if not Version(r).is_prerelease), reverse=True)
+    out: List[Tuple[str, str]] = []
+    if final and final[0] > mine:
+        out.append((str(final[0]), "newest"))
+    older = [v for v in final if (v.major, v.minor) < (mine.major, mine.minor)]
+    if older:
+        out.append((str(older[0]), "previous"))
+    return out
+
+
+def index_for(installed: str) -> Optional[str]:
+    """PyTorch's index for the installed build's variant (`+cpu`, `+cu124`); None: PyPI's default."""
+    local = installed.partition("+")[2]
+    if re.fullmatch(r"cpu|cu\d+|rocm[\d.]+|xpu", local):
+        return PYTORCH_INDEX + local
+    return None
+
+
+def requirement(release: str, installed: str) -> str:
+    local = installed.partition("+")[2]
+    return f"torch=={release}+{local}" if index_for(installed) else f"torch=={release}"
