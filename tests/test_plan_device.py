@@ -84,6 +84,9 @@ def test_skew_of_a_range_is_what_pip_would_pick():
     assert rows["triton-version-skew"][0] == "likely"
     _, rows, _ = plan("torch==2.13.0+cpu", "triton==3.0.0")
     assert rows["triton-version-skew"][0] == "ok"
+    # A GPU torch's own pin keeps the AttrsDescriptor pair out: pip never installs it.
+    _, rows, _ = plan("torch>=2.4,<2.7", "triton", "--python-version", "3.12")
+    assert rows["triton-version-skew"][0] == "ok", rows["triton-version-skew"]
 
 
 # --- the wheel's own facts: CUDA runtime and GPU architectures, predicted from a spec alone ----------

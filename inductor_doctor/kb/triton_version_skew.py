@@ -141,27 +141,32 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     unknown: List[str] = []
     for tv in torch.candidates:
         pin = _torch_pin(tv)
+        enforced = not inp.cpu_only and pin is not None and _pin_applies(pin[1], inp)
         for rv in triton.candidates:
-            hit = attrs[0].contains(Version(tv).public, prereleases=True)
-            if hit and attrs[1].contains(rv, prereleases=True):
-                skewed.append(f"torch {tv} imports AttrsDescriptor from triton.compiler.compiler, which "
-                              f"triton {rv} no longer has: `import torch._inductor` fails, even on a CPU")
+            attrs_break = attrs[0].contains(Version(tv).public, prereleases=True) and \
+                attrs[1].contains(rv, prereleases=True)
+            why = (f"torch {tv} imports AttrsDescriptor from triton.compiler.compiler, which triton {rv} no "
+                   "longer has: `import torch._inductor` fails, even on a CPU")
+            if enforced:
+                assert pin is not None
+                if SpecifierSet(pin[0]).contains(rv, prereleases=True):
+                    paired.append(f"triton {rv} is the release torch {tv} requires (triton{pin[0]})")
+                else:
+                    then = why if attrs_break else "Inductor's Triton code may not import or compile"
+                    skewed.append(f"torch {tv} requires triton{pin[0]}, and the plan has triton {rv}: pip "
+                                  f"refuses the pair, and forced in (--no-deps) {then}")
+            elif attrs_break:
+                skewed.append(why + " (nothing makes pip refuse this pair)")
             elif inp.cpu_only:
                 paired.append(f"torch {tv} is a CPU-only build ({inp.build_source}), which requires no "
                               f"Triton and imports nothing from triton {rv} that it lacks")
             elif pin is None:
                 unknown.append(f"torch {tv}")
-            elif not _pin_applies(pin[1], inp):
-                paired.append(f"torch {tv} requires no Triton here ({pin[1]})")
-            elif SpecifierSet(pin[0]).contains(rv, prereleases=True):
-                paired.append(f"triton {rv} is the release torch {tv} requires (triton{pin[0]})")
             else:
-                skewed.append(f"torch {tv} requires triton{pin[0]}, and the plan has triton {rv}: pip "
-                              "refuses the pair, and forced in (--no-deps) Inductor's Triton code may not "
-                              "import or compile")
+                paired.append(f"torch {tv} requires no Triton here ({pin[1]})")
     # pip enforces a pin it reads: of a range, it picks a pair that matches if there is one. What it
     # does not enforce (a CPU-only torch requires no Triton) is installed as planned.
-    broken = [s for s in skewed if "AttrsDescriptor" in s]
+    broken = [s for s in skewed if "nothing makes pip refuse" in s]
     if skewed and not paired and not unknown:
         return one(Status.AFFECTED, skewed[0], Basis.VERSION)
     if broken:
