@@ -274,6 +274,19 @@ def test_check_here_loads_them_ok(built):
 
 
 @pytest.mark.slow
+def test_blob_from_another_torch_build_will_be_missed(built):
+    """The blob's own torch against another release and another build of it: a recompile, said so."""
+    art = read_artifact(str(built / "cache.bin"))
+    j = judge(art, HostView(torch_version="2.12.0+cpu", torch_git="0" * 40, cpu_flags=None))
+    assert j.decided.status is Status.LIKELY and j.issue.id == "artifact-cache-foreign", j.decided
+    assert "every entry will be missed" in j.decided.reason and j.issue.severity.value == "warning"
+    j = judge(art, HostView(torch_version=art.torch_version, torch_git="0" * 40))
+    assert j.decided.status is Status.LIKELY and "another build" in j.decided.reason
+    j = judge(art, HostView(torch_version=art.torch_version, torch_git=art.torch_git))
+    assert j.decided.status is Status.OK, j.decided
+
+
+@pytest.mark.slow
 def test_plan_refuses_a_torch_that_cannot_read_the_blob(built):
     data = run_json(["plan", "torch==2.6.0", "--artifact", str(built / "cache.bin")])
     row = next(r for r in data["results"] if r["id"] == "artifact.cache.bin")

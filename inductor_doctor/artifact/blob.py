@@ -23,10 +23,9 @@ _TORCH = re.compile(rb"# torch version: ([^\s\\]+)")
 _TORCH_CUDA = re.compile(rb"# torch cuda version: ([^\s\\]+)")
 _TORCH_GIT = re.compile(rb"# torch git version: ([0-9a-f]{7,40})")
 _TRITON = re.compile(rb"triton[_ ]version[\"']?\s*[:=]\s*[\"']?([0-9][\w.+]*)")
-_DEVICE = re.compile(
-    rb"device_types\x94\x8c\x1etorch\.utils\._ordered_set\x94\x8c\nOrderedSet|"
-    rb"\x8c\x04(cuda)\x94|\x8c\x03(cpu)\x94|\x8c\x03(xpu)\x94"
-)
+#: An FX graph entry pickles its `device_types` (an OrderedSet of "cpu", "cuda", ...) right after the key.
+_DEVICE_TYPES = b"device_types"
+_DEVICE_NAMES = re.compile(rb"\x8c\x04(cuda)|\x8c\x03(cpu)|\x8c\x03(xpu)|\x8c\x03(mps)")
 
 
 class BlobError(ValueError):
@@ -97,8 +96,10 @@ def read_blob(path: str, facts: ArtifactFacts) -> None:
                 if value:
                     setattr(facts, name, value)
                     facts.sources[name] = f"its {kind} entry's repro header"
-        for m in _DEVICE.finditer(content):
-            devices.update(g.decode() for g in m.groups() if g)
+        at = content.find(_DEVICE_TYPES)
+        if at >= 0:
+            for m in _DEVICE_NAMES.finditer(content, at, at + 200):
+                devices.update(g.decode() for g in m.groups() if g)
         cuda = first(_TORCH_CUDA, content)
         if cuda and cuda != "None":
             facts.metadata["torch_cuda"] = cuda

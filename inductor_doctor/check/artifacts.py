@@ -52,6 +52,7 @@ class Judged:
     decided: RuleOutcome
     issue: Optional[KnownIssue]  # the class behind the verdict (None: ok, nothing failed)
     device: str
+    planned: bool = False
 
 
 def _classes() -> List[Tuple[KnownIssue, Callable[..., Optional[RuleOutcome]]]]:
@@ -96,13 +97,13 @@ def judge(art: Any, host: Any, gpus: Sequence[str] = ()) -> Judged:
             )
         if o is not None:
             outcomes.append((issue, o))
-    decided, issue = _decide(art, outcomes)
+    decided, issue = _decide(art, host, outcomes)
     device = _device(art, host, decided)
-    return Judged(art, outcomes, decided, issue, device)
+    return Judged(art, outcomes, decided, issue, device, bool(host.planned))
 
 
 def _decide(
-    art: Any, outcomes: List[Tuple[KnownIssue, RuleOutcome]]
+    art: Any, host: Any, outcomes: List[Tuple[KnownIssue, RuleOutcome]]
 ) -> Tuple[RuleOutcome, Optional[KnownIssue]]:
     for wanted in (Status.AFFECTED, Status.LIKELY, Status.INCONCLUSIVE):
         for issue, o in outcomes:
@@ -110,8 +111,15 @@ def _decide(
                 return replace(o, reason=f"{issue.id}: {o.reason}"), issue
     oks = [o for _, o in outcomes if o.status is Status.OK]
     if not oks:
+        why = (
+            " (a .pt2 records no torch release; --gpu compares its GPU code)"
+            if host.planned and art.kind == "pt2"
+            else ""
+        )
         return RuleOutcome(
-            Status.INCONCLUSIVE, f"nothing in {art.name} could be compared with this host", Basis.STATIC
+            Status.INCONCLUSIVE,
+            f"nothing in {art.name} could be compared with {host.what}{why}",
+            Basis.STATIC,
         ), None
     basis = Basis.VERSION if any(o.basis is Basis.VERSION for o in oks) else Basis.STATIC
     return RuleOutcome(Status.OK, "; ".join(o.reason for o in oks), basis), None
@@ -150,10 +158,11 @@ def _finding(
     duration_s: float = 0.0,
 ) -> Finding:
     issue = j.issue
+    where = "on the planned stack" if j.planned else "here"
     bad = status in (Status.AFFECTED, Status.LIKELY)
     return Finding(
         id=rid,
-        title=f"{j.artifact.path}: will this {j.artifact.kind} load and run here?",
+        title=f"{j.artifact.path}: will this {j.artifact.kind} load and run {where}?",
         device=j.device,
         status=status,
         basis=basis,

@@ -38,6 +38,12 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
         if host.planned:  # a plan that pins no torch: nothing to compare
             return None
         return outcome(Status.AFFECTED, f"{host.what} has no torch to load {art.name} with")
+    if art.device == "cuda" and not host.planned and not host.torch_cuda:
+        return outcome(
+            Status.AFFECTED,
+            f"{art.name} is a CUDA artifact, and {host_torch(host)} is a build "
+            "without CUDA: it cannot load its kernels",
+        )
     if art.kind == "cache-blob":
         v = version_tuple(host.torch_version, 2)
         if v is not None and v < LOAD_CACHE_ARTIFACTS:
