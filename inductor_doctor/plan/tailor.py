@@ -56,8 +56,8 @@ def reinstall_workaround(solution: Solution) -> Optional[Workaround]:
     c = chosen.candidate
     what = f"torch {c.torch} ({c.variant}" + (f", Triton {c.triton}" if c.triton else "") + ")"
     return Workaround(f"Install the build for this machine: {what}, the newest with no known issue "
-                      "here (`inductor-doctor plan --suggest` says why; `--verify` tries it in a scratch venv "
-                      "first)",
+                      "here (`inductor-doctor plan --suggest` says why; `--verify` tries it in a scratch "
+                      "venv first)",
                       c.pip().replace("pip install ", "pip install --force-reinstall ", 1), "install")
 
 
