@@ -31,7 +31,8 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
             out.para(f"triage of its output: {said}", indent=2, style=DIM)
     out.line()
     out.para(c["sentence"], style=STRONG)
-    for line in (c.get("evidence") or [])[1:]:  # the first is the run as it is, shown above
+    shown = c["kind"] not in ("layer", "none")  # for those, the table below is the evidence
+    for line in (c.get("evidence") or [])[1:] if shown else []:  # [0]: the run as it is, shown above
         out.hanging("·", line, indent=2, style=DIM)
     rows = [v for v in data["variations"] if v["status"] != "not run" or (v.get("run") or {}).get("error")]
     skipped = len(data["variations"]) - len(rows)
