@@ -78,7 +78,7 @@ def _checks(out: Writer, check: Mapping[str, Any]) -> None:
 
 def _workarounds(out: Writer, workarounds: List[Mapping[str, Any]]) -> None:
     for i, w in enumerate(workarounds):
-        out.hanging("-", ("workaround: " if i == 0 else "or: ") + w["text"], indent=2,
+        out.hanging("-", ("workaround: " if i == 0 else "") + w["text"], indent=2,
                     style=GOOD if i == 0 else "")
         if w.get("command"):
             out.line("      $ " + w["command"], COMMAND)
