@@ -503,5 +503,41 @@ def test_log_context_keeps_an_exact_match_exact_only_in_its_context():
     sig = Signature("conflicting declaration", log_context=("block_mask", "flex_attention"))
     issues = [_issue("block-mask", sig)]
     error = "x.cpp:288:10: error: conflicting declaration 'auto i8'\n"
-    assert ids(run(error, issues), PARTIAL) == ["block-mask"]
+    inductor = '  File "/venv/lib/python3.11/site-packages/torch/_inductor/codecache.py", line 2205\n'
+    assert ids(run(error, issues)) == [], "a C++ error with nothing of torch in the log is no match"
+    assert ids(run(inductor + error, issues), PARTIAL) == ["block-mask"]
     assert ids(run("torch.compile(create_block_mask)(...)\n" + error, issues), EXACT) == ["block-mask"]
+
+
+@pytest.mark.parametrize(
+    "subject, ties, loose",
+    [
+        (("compile-cache",), "PermissionError: [Errno 13] Permission denied: '/tmp/torchinductor_ab/x'",
+         '  File "/venv/site-packages/torch/_dynamo/debug_utils.py", line 261, in _cuda_system_info_comment'),
+        (("triton-kernel",), "@triton.jit\ndef kernel(x_ptr):", "import numpy"),
+        ((), '  File "/venv/site-packages/torch/_inductor/compile_fx.py", line 1421', "make: *** Error 2"),
+        ((r"flex_attention\(",), "out = flex_attention(q, k, v)", "out = attention(q, k, v)"),
+    ],
+)
+def test_a_weak_match_needs_its_subject_in_the_log(subject, ties, loose):
+    """Each weak pattern declares the evidence that ties it to its issue (`Signature.subject`: a name,
+    or a regex of its own; none is the compile stack at all): with it a "looks like", without it
+    nothing, whatever the log's length."""
+    issues = [_issue("weak", Signature(r"\[Errno 13\] Permission denied", "partial", subject=subject))]
+    error = "PermissionError: [Errno 13] Permission denied: 'x'\n"
+    assert ids(run(ties + "\n" + error, issues), PARTIAL) == ["weak"]
+    assert ids(run(loose + "\n" + error, issues)) == []
+    assert ids(run("x\n" * 300_000 + ties + "\n" + "y\n" * 300_000 + error, issues), PARTIAL) == ["weak"]
+    own = [_issue("own", Signature(r"check_compiler_is_gcc", "partial", subject=("self",)))]
+    assert ids(run("in check_compiler_is_gcc\n", own), PARTIAL) == ["own"]
+
+
+def test_the_sign_of_a_look_alike_removes_the_match():
+    """`against` anywhere in the log (the look-alike the issue's page names): no match at all, where
+    the same words without it are the issue."""
+    sig = Signature("Torch not compiled with CUDA enabled", against=r"\bmacOS\b")
+    issues = [_issue("cpu-only", sig)]
+    error = "AssertionError: Torch not compiled with CUDA enabled\n"
+    assert ids(run(error, issues), EXACT) == ["cpu-only"]
+    assert ids(run("OS: macOS 14.2 (arm64)\n" + error, issues)) == []
+    assert ids(run(error + "x\n" * 500_000 + "OS: macOS 14.2\n", issues)) == []

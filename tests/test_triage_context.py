@@ -52,20 +52,38 @@ def only(doc: dict, issue_id: str) -> dict:
 
 # --- anchoring ----------------------------------------------------------------------------------
 
-#: (hard negative, the issue whose words it shares, what the reason must name)
+#: (hard negative, the issue whose words it shares, what the reason must name): the log shows the
+#: issue's subject (torch's or Inductor's frames), so the words are worth a "looks like".
 UNANCHORED = [
     ("triton_constexpr_dynamic__neg__pytorch_133716.log", "triton-constexpr-dynamic", "@triton.jit kernel"),
-    ("cache_dir_noexec__neg__jobeinabox_4.log", "cache-dir-noexec", "compile cache"),
     ("cache_dir_noexec__neg__pytorch_16558.log", "cache-dir-noexec", "compile cache"),
-    ("libstdcxx_too_old__neg__pytorch_3147.log", "libstdcxx-too-old", "Python import"),
-    ("libstdcxx_too_old__neg__dnascent_4.log", "libstdcxx-too-old", "Python import"),
-    ("python_headers_missing__neg__clodius_9.log", "python-headers-missing", "Triton's or Inductor's"),
-    ("compiler_too_old__neg__pytorch_103371.log", "compiler-too-old", "old compiler"),
     ("triton_ptxas_driver__neg__diffvg_84.log", "triton-ptxas-driver", "Triton or Inductor"),
-    ("torch_cpu_only_build__neg__pytorch_96976.log", "torch-cpu-only-build", "from a Mac"),
-    ("torch_cpu_only_build__neg__wan2gp_1680.log", "torch-cpu-only-build", "from a Mac"),
-    ("torch_missing__neg__pytorch3d_2014.log", "torch-missing", "--no-build-isolation"),
 ]
+#: (hard negative, the issue whose words it shares): nothing else in the log ties the words to the
+#: issue's subject (a cmake binary, a C++ program, a setup.py, no torch at all), or the log carries the
+#: sign of the look-alike the issue's page names (a Mac, a build-isolation env): no match at all.
+UNTIED = [
+    ("cache_dir_noexec__neg__jobeinabox_4.log", "cache-dir-noexec"),
+    ("libstdcxx_too_old__neg__pytorch_3147.log", "libstdcxx-too-old"),
+    ("libstdcxx_too_old__neg__dnascent_4.log", "libstdcxx-too-old"),
+    ("python_headers_missing__neg__clodius_9.log", "python-headers-missing"),
+    ("compiler_too_old__neg__pytorch_103371.log", "compiler-too-old"),
+    ("torch_cpu_only_build__neg__pytorch_96976.log", "torch-cpu-only-build"),
+    ("torch_cpu_only_build__neg__wan2gp_1680.log", "torch-cpu-only-build"),
+    ("torch_missing__neg__pytorch3d_2014.log", "torch-missing"),
+]
+
+
+@pytest.mark.parametrize("name, issue_id", UNTIED, ids=[u[0].split(".")[0] for u in UNTIED])
+def test_the_words_with_nothing_of_the_subject_or_beside_a_look_alike_are_no_match(tmp_path, name, issue_id):
+    """No "looks like" without the issue's subject in the log, none beside a look-alike's sign:
+    nothing matched, and the exit code says so (1)."""
+    log = tmp_path / "pasted.log"
+    log.write_text(body(name), encoding="utf-8")
+    proc = run_cli(["explain", "--log", str(log), "--format", "json"])
+    doc = json.loads(proc.stdout)
+    assert issue_id not in {r["id"] for r in doc["results"]}
+    assert proc.returncode == 1, doc["summary"]
 
 
 @pytest.mark.parametrize("name, issue_id, context", UNANCHORED, ids=[u[0].split(".")[0] for u in UNANCHORED])

@@ -49,6 +49,12 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 #: Not a path into an installed package or a bin/ directory (a program, not a cache).
 _NOT_PROGRAM = r"(?![^']*(?:site-packages|dist-packages|[/\\]bin[/\\]))"
 
+#: Windows refusing the rename of a finished `tmp.*` entry onto an existing one, in a cache that was just
+#: written to: a stale or locked entry, not a cache the user cannot write (chengzeyi/Comfy-WaveSpeed#123,
+#: kijai/ComfyUI-WanVideoWrapper#220; deleting the entry fixes it).
+_RENAMED = r": '[^'\n]*[/\\]tmp[.\w-]*' -> '"
+_RENAMED_SAYS = "it is the rename of a finished tmp entry onto an existing one (a stale or locked entry)"
+
 ISSUE = KnownIssue(
     id="cache-dir-unwritable",
     title="Compile cache directory not writable: 'Permission denied' / 'Read-only file system'",
@@ -72,9 +78,12 @@ ISSUE = KnownIssue(
                   + r"[^']*(?:torchinductor|\.triton|triton)[^']*'"),
         Signature(r"\[WinError 5\] Access is denied: '" + _NOT_PROGRAM
                   + r"[^']*(?:torchinductor|\.triton|triton)[^']*'",
-                  note="Windows' wording (lllyasviel/FramePack#221)"),
-        Signature(r"\[Errno 13\] Permission denied", strength="partial"),
-        Signature(r"\[Errno 30\] Read-only file system", strength="partial"),
+                  note="Windows' wording (lllyasviel/FramePack#221)",
+                  against=_RENAMED, against_says=_RENAMED_SAYS),
+        # A bare permission error is this issue's only beside a compile cache's own path.
+        Signature(r"\[Errno 13\] Permission denied", strength="partial", subject=("compile-cache",),
+                  against=_RENAMED, against_says=_RENAMED_SAYS),
+        Signature(r"\[Errno 30\] Read-only file system", strength="partial", subject=("compile-cache",)),
     ),
     workarounds=(
         Workaround("Give Inductor a cache of your own",

@@ -101,9 +101,10 @@ ISSUE = KnownIssue(
         Signature(r"undefined symbol: _ZNSt7__cxx1112basic_string\w*_M_use_local_dataEv",
                   note="clang 16 with libstdc++ 12 headers, torch 2.8"),
         Signature(r"_M_use_local_data", strength="partial"),
-        Signature(r"check_compiler_is_gcc", strength="partial", note="torch <= 2.2 precompiled-header check"),
+        Signature(r"check_compiler_is_gcc", strength="partial", note="torch <= 2.2 precompiled-header check",
+                  subject=("self",)),
         Signature(r"clang[^\n]{0,80}(?:does not support|doesn't support|unknown argument|unsupported)"
-                  r"[^\n]{0,40}tree-loop-vectorize", strength="partial",
+                  r"[^\n]{0,40}tree-loop-vectorize", strength="partial", subject=("self",),
                   note="GCC's flag named as clang's problem in prose (pytorch#144601)"),
     ),
     workarounds=(

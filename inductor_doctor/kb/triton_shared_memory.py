@@ -85,6 +85,11 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     return out
 
 
+#: A kernel asking for more shared memory per block than any GPU has (227 KB on H100/B200) fails on
+#: every GPU: its own configuration is at fault, not this GPU (state-spaces/mamba#387: 663808 bytes).
+_NO_GPU = r"out of resource: shared memory, Required: (?:2(?:3[3-9]|[4-9]\d)\d{3}|[3-9]\d{5}|\d{7,})\b"
+_NO_GPU_SAYS = "the kernel asks for more shared memory than any GPU has per block (227 KB at most)"
+
 ISSUE = KnownIssue(
     id="triton-shared-memory",
     title="Triton 'OutOfResources: out of resource: shared memory' on GPUs with little shared memory",
@@ -113,8 +118,10 @@ ISSUE = KnownIssue(
                   "(AMD's 64 KB LDS says the same: not this CUDA check)",
                   # max-autotune reports and skips each config that does not fit, then picks among
                   # the rest (Physical-Intelligence/openpi#654): nothing failed.
-                  unless=r"Runtime error during autotuning"),
+                  unless=r"Runtime error during autotuning",
+                  against=_NO_GPU, against_says=_NO_GPU_SAYS),
         Signature(r"out of resource: shared memory, Required: \d+, Hardware limit", strength="partial",
+                  against=_NO_GPU, against_says=_NO_GPU_SAYS, subject=("triton", "triton-kernel", "inductor"),
                   note="the kernel asks for more than this GPU's limit, whatever the GPU"),
         Signature(r"No valid triton configs", strength="partial",
                   note="Inductor autotuning: every candidate config failed"),

@@ -38,28 +38,35 @@ SUBJECTS: Dict[str, str] = {
     # a compile cache's own paths, or the variables that move them
     "compile-cache": (
         r"torchinductor_[\w.-]+|[/\\]\.triton[/\\]|triton[/\\]cache|\bTORCHINDUCTOR_CACHE_DIR\b|"
-        r"\bTRITON_CACHE_DIR\b|inductor[_-]cache|torch_compile_cache|[/\\]fxgraph[/\\]|[/\\]aotautograd[/\\]"
+        r"\bTRITON_CACHE_DIR\b|inductor[_-]cache|torch_compile_cache|[/\\]fxgraph[/\\]|[/\\]aotautograd[/\\]|"
+        # the cache root itself, denied ($HOME unset or read-only in a container: '/.cache')
+        r"[/\\]\.cache'"
     ),
     # a Triton kernel: a user's, or one Inductor generated
     "triton-kernel": (
         r"@triton\.jit|\btriton\.jit\b|\btl\.constexpr\b|\btriton_(?:poi|red|per|tem)_\w+|"
-        r"triton[/\\](?:compiler|runtime)[/\\]|\btriton\.(?:compiler|runtime)\b|triton_heuristics"
+        r"triton[/\\](?:compiler|runtime|backends)[/\\]|\btriton\.(?:compiler|runtime)\b|triton_heuristics"
     ),
     # Inductor's or Dynamo's own frames, names and messages
     "inductor": (
         r"torch[/\\._]+_inductor\b|\btorchinductor\b|\bInductorError\b|\bCppCompileError\b|"
-        r"BackendCompilerFailed|backend='inductor'|\basync_compile\b|\bcompile_worker\b"
+        r"BackendCompilerFailed|backend='inductor'|\basync_compile\b|\bcompile_worker\b|\bInductor\b"
     ),
     "dynamo": r"torch[/\\._]+_dynamo\b|\btorch\.compile\b|\btorchdynamo\b|\btorch\._dynamo\b",
     # torch in the paths, or a torch the log states
     "torch": (
         r"(?:site|dist)-packages[/\\]torch[/\\]|\btorch[/\\](?:_\w+|nn|cuda|utils|lib|include|csrc)[/\\]|"
-        r"\bimport torch\b|\bPyTorch version\b|\btorch==\d|\btorch\.(?:cuda|compile|nn|utils|version)\b|"
-        r"\blibtorch\w*\.so|\btorch-\d+\.\d+"
+        r"\bimport torch\b|\b(?:Py)?Torch version\b|\btorch==\d|"
+        r"\btorch\.(?:cuda|compile|nn|utils|version|ops)\b|"
+        r"\blibtorch\w*\.so|\btorch-\d+\.\d+|"
+        # ATen's and c10's own symbols, mangled or not
+        r"\bat::\w|_ZN\w*2at\d|\bc10::|_ZN\w*3c10\d"
     ),
     "triton": r"\btriton[/\\.]|\bimport triton\b|\btriton==\d|\bpytorch-triton\b|\btriton \d+\.\d+",
     "xla": r"\btorch_xla\b|\bPJRT_DEVICE\b|\blibtpu\b|\bXLA\b",
 }
+#: The signature's own words name the subject (a function of torch's own, say): nothing else is needed.
+SELF = "self"
 #: A weak match's subject when its signature names none: the compile stack itself.
 DEFAULT_SUBJECT: Tuple[str, ...] = ("compile-cache", "triton-kernel", "inductor", "dynamo", "torch")
 #: Said of a weak match whose subject the log never shows.
@@ -81,7 +88,7 @@ WORD = -1
 def subject_patterns(sig: Signature) -> List[Predicate]:
     """The log-wide patterns any one of which ties a weak match of `sig` to its issue's subject."""
     names = sig.subject or DEFAULT_SUBJECT
-    return [(SUBJECTS.get(name, name), re.IGNORECASE) for name in names]
+    return [(SUBJECTS.get(name, name), re.IGNORECASE) for name in names if name != SELF]
 
 
 def predicates(signatures: Iterable[Signature]) -> Set[Predicate]:
@@ -123,13 +130,17 @@ class LogContext:
         """
         if sig.against and self.has(sig.against, sig.flags):
             says = sig.against_says or "the log points at another cause"
-            return "partial", f"line {line} has its error, but {says}"
+            return DROP, f"line {line} has its error, but {says}"
         why = self._why_partial(sig, near, line)
         if why is None:
             return "exact", None
+        if not self.subject_seen(sig):
+            return DROP, f"line {line}: nothing else in the log ties it to {self._subject_says(sig)}"
         return "partial", why
 
     def subject_seen(self, sig: Signature) -> bool:
+        if SELF in sig.subject:
+            return True
         return any(self.has(p, f) for p, f in subject_patterns(sig))
 
     def subject_line(self, sig: Signature) -> Optional[Sighting]:
