@@ -78,6 +78,17 @@ class Workaround:
     def to_dict(self) -> dict[str, Any]:
         return {"text": self.text, "command": self.command, "kind": self.kind, "applies": dict(self.applies)}
 
+    @staticmethod
+    def pick(workarounds: Sequence[Workaround], *first: Workaround, drop: Sequence[str] = ()) -> Tuple[
+            Workaround, ...]:
+        """`first` (advice the evidence calls for, often built from it: the compiler that is there),
+        then the issue's own `workarounds` in their order, leaving out those whose command or text
+        contains any of `drop` (what the evidence shows cannot help) and repeats of `first`."""
+        seen = {w.command or w.text for w in first}
+        rest = tuple(w for w in workarounds if (w.command or w.text) not in seen
+                     and not any(d in (w.command or "") or d in w.text for d in drop))
+        return tuple(first) + rest
+
     def applies_to(self, versions: Mapping[str, Sequence[str]]) -> bool:
         """Whether it can help where `versions` (package -> the versions it is or may be) are
         installed or planned. A package whose version is unknown never hides a workaround."""
@@ -218,6 +229,7 @@ class RuleOutcome:
 
 
 StaticRule = Callable[["Facts"], Sequence[RuleOutcome]]
+Advisor = Callable[["Facts"], Sequence["Workaround"]]
 #: `plan`'s per-issue hook: the planned stack (a `plan.inputs.PlanInput`: versions, compiler, flags,
 #: GPU, driver, Python) in, predictions out. Issues without one are judged on their `affected`
 #: specifiers alone. Typed loosely so that the vocabulary imports nothing of the `plan` command.
@@ -250,6 +262,11 @@ class KnownIssue:
     #: A finding about the whole environment (torch missing, a platform not covered) that, when not
     #: fine, is said before anything else, because every other row depends on it.
     headline: bool = False
+    #: The workarounds that can help in the state the facts show, best first: a rule's evidence
+    #: (what is installed, what CXX names, where the headers are) decides which advice comes first
+    #: and drops what cannot help (installing what is there already). None: `workarounds` as written.
+    #: Only reads facts, as a rule does; see `Workaround.pick` for how one is written.
+    advise: Optional[Advisor] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

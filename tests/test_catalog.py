@@ -245,14 +245,23 @@ def test_ptxas_arch_scan_of_the_real_binaries():
 
 
 def test_ptxas_arch_version_table_when_the_binary_is_unreadable(tmp_path):
-    tri = TritonInfo(version="3.1.0", path=str(tmp_path), bundled_ptxas=str(tmp_path / "gone"),
+    """A ptxas that is there but cannot be run here (another architecture's build, say) is judged by
+    its release; one that is not there at all is judged by nothing (a static ok never rests on a
+    path that does not exist)."""
+    binary = tmp_path / "ptxas"
+    binary.write_bytes(b"\x7fELF not for this machine")
+    tri = TritonInfo(version="3.1.0", path=str(tmp_path), bundled_ptxas=str(binary),
                      bundled_ptxas_version="12.4")
     facts = make_facts(torch_version="2.5.1+cu124", cuda="12.4", triton=tri,
                        gpus=[GPUInfo(index=0, name="B200", sm="10.0"), h100(1)])
-    facts.env["TRITON_PTXAS_PATH"] = str(tmp_path / "gone")
-    facts.cuda.ptxas_path, facts.cuda.ptxas_version = str(tmp_path / "gone"), "12.4"
+    facts.env["TRITON_PTXAS_PATH"] = str(binary)
+    facts.cuda.ptxas_path, facts.cuda.ptxas_version = str(binary), "12.4"
     got = {o.device: (o.status, o.basis) for o in outcomes("ptxas-unsupported-arch", facts)}
     assert got == {"cuda:0": (Status.LIKELY, Basis.VERSION), "cuda:1": (Status.OK, Basis.VERSION)}
+    binary.unlink()
+    gone = {o.device: o for o in outcomes("ptxas-unsupported-arch", facts)}
+    assert {o.status for o in gone.values()} == {Status.INCONCLUSIVE} and len(gone) == 2
+    assert f"is not there: {binary}" in gone["cuda:1"].reason
 
 
 def test_libcuda_cases(tmp_path):
@@ -266,9 +275,11 @@ def test_libcuda_cases(tmp_path):
     assert o.status is Status.AFFECTED and "-lcuda" in o.reason
     facts.cuda.libcuda_so_unversioned = True
     assert only("libcuda-not-found", facts).status is Status.OK
-    (tmp_path / "libcuda.so").write_text("")
+    (tmp_path / "libcuda.so").write_text("")  # a file by that name, but no library
     facts.cuda.libcuda_so_unversioned = False
     facts.env["TRITON_LIBCUDA_PATH"] = str(tmp_path)
+    assert only("libcuda-not-found", facts).status is Status.AFFECTED
+    (tmp_path / "libcuda.so").write_bytes(Path(os.path.realpath(sys.executable)).read_bytes()[:64])
     assert only("libcuda-not-found", facts).status is Status.OK
     no_driver = make_facts(torch_version="2.6.0+cu124", cuda="12.4", triton=tri)
     assert only("libcuda-not-found", no_driver).status is Status.NOT_APPLICABLE

@@ -120,7 +120,8 @@ def test_a_compiler_dropped_onto_path_is_seen_by_the_next_plain_check(tmp_path):
     env = {"PATH": str(bindir)}
     before = check("cxx-compiler-missing", tmp_path / "cache", env)
     assert statuses(before) == {"cpu": "affected"}, before
-    assert "apt-get install -y g++" in commands(before["cpu"])
+    first = "export CXX=/usr/bin/g++" if os.access("/usr/bin/g++", os.X_OK) else "apt-get install -y g++"
+    assert commands(before["cpu"])[0] == first  # what is installed is named before installing anything
     for name in ("g++", "gcc", "c++", "cc", "as", "ld"):  # a compiler, as a package would add it
         real = shutil.which(name)
         if real:

@@ -23,6 +23,7 @@ from inductor_doctor.model import (
     Progress,
     RuleOutcome,
     Status,
+    Workaround,
 )
 from inductor_doctor.probe.facts import Facts
 from inductor_doctor.target import canary_path
@@ -84,7 +85,19 @@ def _outcome_for(outcomes: Sequence[RuleOutcome], device: str) -> Optional[RuleO
     return general[0] if general else None
 
 
-def _finding(issue: KnownIssue, device: str, verdict: Verdict, duration_s: float = 0.0) -> Finding:
+def advice(issue: KnownIssue, facts: Facts) -> Tuple[Workaround, ...]:
+    """The issue's workarounds as its evidence orders them (`KnownIssue.advise`), else as written;
+    a plugin's advisor that fails leaves the written order."""
+    if issue.advise is None:
+        return issue.workarounds
+    try:
+        return tuple(issue.advise(facts))
+    except Exception:  # noqa: BLE001 - advice is never worth a failed check
+        return issue.workarounds
+
+
+def _finding(issue: KnownIssue, device: str, verdict: Verdict, duration_s: float = 0.0,
+             workarounds: Optional[Tuple[Workaround, ...]] = None) -> Finding:
     reason = verdict.reason.strip()
     return Finding(
         id=issue.id,
@@ -94,7 +107,8 @@ def _finding(issue: KnownIssue, device: str, verdict: Verdict, duration_s: float
         basis=verdict.basis,
         reason=reason.splitlines()[0] if reason else verdict.status.value,
         severity=issue.severity,
-        workarounds=issue.workarounds if verdict.status in (Status.AFFECTED, Status.LIKELY) else (),
+        workarounds=(issue.workarounds if workarounds is None else workarounds)
+        if verdict.status in (Status.AFFECTED, Status.LIKELY) else (),
         upstream=issue.upstream,
         duration_s=duration_s,
         evidence=verdict.evidence,
@@ -253,11 +267,14 @@ def run_checks(
     installed = {name: [info.version] for name, info in (("torch", facts.torch), ("triton", facts.triton),
                                                           ("torch-xla", facts.xla)) if info and info.version}
     findings = []
+    advised: Dict[str, Tuple[Workaround, ...]] = {}
     for cell in cells:
         r = runs.get(cell.key)
         verdict = decide_cell(cell, r, interrupted is not None)
-        findings.append(_applicable(_finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0),
-                                    installed))
+        if cell.issue.id not in advised:
+            advised[cell.issue.id] = advice(cell.issue, facts)
+        found = _finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0, advised[cell.issue.id])
+        findings.append(_applicable(found, installed))
     findings = _explained_by_others(findings, issues, runs)
     ran = [r for r in runs.values() if not r.cached]
     return CheckResult(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from inductor_doctor.codes import UsageError
 from inductor_doctor.fix.shell import env_effect
@@ -95,6 +95,18 @@ def _installed(environment: Mapping[str, Any]) -> Dict[str, List[str]]:
     return {canonicalize_name(k): [str(v)] for k, v in packages.items() if v}
 
 
+def _as_found(findings: List[Mapping[str, Any]]) -> Tuple[Any, ...]:
+    """The workarounds as the check ordered them by its evidence (KnownIssue.advise), from the
+    first finding that has any."""
+    from inductor_doctor.model import Workaround
+
+    for f in findings:
+        if f.get("workarounds"):
+            return tuple(Workaround(w["text"], w.get("command"), w.get("kind", "other"),
+                                    dict(w.get("applies") or {})) for w in f["workarounds"])
+    return ()
+
+
 def _issue_items(issue_id: str, findings: List[Mapping[str, Any]], installed: Dict[str, List[str]],
                  python: Optional[str], verify: bool, skipped: List[str]) -> List[FixItem]:
     from inductor_doctor.kb import registry
@@ -106,7 +118,7 @@ def _issue_items(issue_id: str, findings: List[Mapping[str, Any]], installed: Di
     where = [f"{f['device']} ({f['status']})" for f in findings]
     items: List[FixItem] = []
     verified_one = False
-    for w in issue.workarounds:
+    for w in _as_found(findings) or issue.workarounds:
         moot = already_met(w, installed)
         if moot is not None:
             why = moot.replace("the log", "this install", 1)

@@ -149,6 +149,13 @@ def ptxas_for(facts: Facts, arch: Optional[int] = None) -> Ptxas:
     return Ptxas(path, release, "bundled ptxas", gpu_name, ignored, True, rule)
 
 
+def missing(ptxas: Ptxas) -> bool:
+    """The ptxas Triton would run is not there: nothing the release snapshot says of that release
+    can stand for it (a stale Triton on PYTHONPATH has none; a broken install lost it). A file that
+    is there but cannot be run here (another architecture's build) is still judged by its release."""
+    return ptxas.path is not None and not os.path.isfile(ptxas.path)
+
+
 def _snapshot_release(rule: Scheme, key: str) -> Optional[str]:
     """The CUDA release of a bundled ptxas as the snapshot ran it (when the file is unreadable)."""
     from inductor_doctor.kb._releases import ptxas_binary, triton_release

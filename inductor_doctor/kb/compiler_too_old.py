@@ -169,6 +169,37 @@ _OLD_OR_INDUCTOR = (r"torchinductor|_inductor|cpp_builder|codecache|too old|devt
 _OLD_OR_INDUCTOR_SAYS = ("an old compiler (GCC 8 or older) or Inductor's own compile, which always asks "
                          "for C++17")
 
+#: The issue's workarounds as written; `advise` orders them by what the probe found.
+ISSUE_WORKAROUNDS = (
+    Workaround("Install a newer GCC and point Inductor at it (Debian/Ubuntu example)",
+               "apt-get install -y g++-12 && export CXX=g++-12", "install",
+               applies={"torch": ">=2.1"}),
+    Workaround("torch 2.0 does not read CXX: name the compiler in code before the first compile, "
+               "e.g. torch._inductor.config.cpp.cxx = (\"g++-12\",)", None, "code",
+               applies={"torch": "<2.1"}),
+    Workaround("RHEL/CentOS: enable a gcc-toolset and use its g++", None, "install"),
+    Workaround("Or use conda-forge's compilers in the environment",
+               "conda install -c conda-forge cxx-compiler", "install"),
+)
+
+
+def advise(facts: Facts) -> List[Workaround]:
+    """A newer compiler of the same family already on PATH (g++-12 beside an old g++) comes before
+    installing one."""
+    cxx = facts.cxx
+    need, _ = floor(facts, cxx.kind) if cxx.kind in ("gcc", "clang") else (None, "")
+    prefix = "g++-" if cxx.kind == "gcc" else "clang++-"
+    newer = sorted(((int(n[len(prefix):].split(".")[0]), p) for n, p in cxx.on_path.items()
+                    if n.startswith(prefix) and n[len(prefix):].split(".")[0].isdigit()), reverse=True)
+    newer = [(v, p) for v, p in newer if need is not None and v >= need]
+    if not newer:
+        return list(ISSUE_WORKAROUNDS)
+    version, path = newer[0]
+    there = Workaround(f"{path} ({cxx.kind} {version}) is installed and new enough: point Inductor at it",
+                       f"export CXX={path}", "env", applies={"torch": ">=2.1"})
+    return list(Workaround.pick(ISSUE_WORKAROUNDS, there, drop=["apt-get install -y g++-12"]))
+
+
 ISSUE = KnownIssue(
     id="compiler-too-old",
     title="Inductor's C++ compiler is older than torch requires (GCC < 9, no -std=c++20)",
@@ -200,17 +231,8 @@ ISSUE = KnownIssue(
         Signature(r"unrecognized command[- ]line option '-m(?:avx512|amx)\w*'", strength="partial",
                   note="an old GCC or binutils that does not know the ISA flags Inductor picks"),
     ),
-    workarounds=(
-        Workaround("Install a newer GCC and point Inductor at it (Debian/Ubuntu example)",
-                   "apt-get install -y g++-12 && export CXX=g++-12", "install",
-                   applies={"torch": ">=2.1"}),
-        Workaround("torch 2.0 does not read CXX: name the compiler in code before the first compile, "
-                   "e.g. torch._inductor.config.cpp.cxx = (\"g++-12\",)", None, "code",
-                   applies={"torch": "<2.1"}),
-        Workaround("RHEL/CentOS: enable a gcc-toolset and use its g++", None, "install"),
-        Workaround("Or use conda-forge's compilers in the environment",
-                   "conda install -c conda-forge cxx-compiler", "install"),
-    ),
+    workarounds=ISSUE_WORKAROUNDS,
     rule=rule,
+    advise=advise,
     predict=predict,
 )

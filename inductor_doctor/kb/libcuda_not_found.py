@@ -29,6 +29,7 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.probe.cuda import is_elf_file
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import Facts
@@ -53,12 +54,17 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     needed = "libcuda.so.1" if soname else "libcuda.so"
     explicit = facts.env.get("TRITON_LIBCUDA_PATH")
     if explicit and (triton is None or triton >= READS_ENV):
-        if os.path.exists(os.path.join(explicit, needed)):
+        if is_elf_file(os.path.join(explicit, needed)):
             return one(Status.OK, f"TRITON_LIBCUDA_PATH={explicit} holds {needed}")
         return one(Status.AFFECTED, f"TRITON_LIBCUDA_PATH={explicit} has no {needed}: "
                    + ("Triton asserts 'libcuda.so cannot found!'" if soname else
                       "linking Triton's launcher fails with 'cannot find -lcuda'"))
     if not cuda.libcuda_paths:
+        if cuda.libcuda_missing:
+            return one(Status.AFFECTED, f"the ldconfig cache lists {cuda.libcuda_missing[0]}, which is not "
+                       "there (a stale loader cache, or its directory hidden or unmounted): Triton searches "
+                       "only the cache's directories and asserts 'libcuda.so cannot found!'",
+                       missing=cuda.libcuda_missing[0])
         return one(Status.AFFECTED, "no libcuda.so.1 in the ldconfig cache or LD_LIBRARY_PATH: Triton "
                    "asserts 'libcuda.so cannot found!'")
     if soname:

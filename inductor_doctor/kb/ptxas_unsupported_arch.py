@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
-from inductor_doctor.kb._ptxas import knows_arch, ptxas_for
+from inductor_doctor.kb._ptxas import knows_arch, missing, ptxas_for
 from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     Basis,
@@ -118,6 +118,13 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         ptxas = ptxas_for(facts, arch)
         if ptxas.path is None and ptxas.release is None:
             out.append(outcome(Status.INCONCLUSIVE, f"{ptxas.source} ({gpu.name})", device=gpu.device))
+            continue
+        if missing(ptxas):
+            shadow = facts.triton.shadowed_install
+            why = (f"; `import triton` finds {facts.triton.path}, not the installed one (see triton-missing)"
+                   if shadow else "")
+            out.append(outcome(Status.INCONCLUSIVE, f"the ptxas Triton runs for sm_{arch} ({ptxas.source}) "
+                               f"is not there: {ptxas.path}{why}", device=gpu.device))
             continue
         rv = version_tuple(ptxas.release, 2)
         name = ptxas.gpu_name or f"sm_{arch}"

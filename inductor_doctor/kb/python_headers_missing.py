@@ -49,6 +49,39 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 _OURS = r"torchinductor|_inductor|cpp_builder|triton|[/\\]tmp\w*[/\\](?:main|cuda_utils|__triton_launcher)\.c"
 _OURS_SAYS = "that the compile was Triton's or Inductor's"
 
+#: The issue's workarounds as written; `advise` orders them by what the probe found.
+ISSUE_WORKAROUNDS = (
+    Workaround("Install the headers of the Python you run (Debian/Ubuntu; match the minor version)",
+               "apt-get install -y python3-dev", "install"),
+    Workaround("Fedora/RHEL", "dnf install -y python3-devel", "install"),
+    Workaround("Or use a Python distribution that ships its headers (python.org builds, conda, uv, "
+               "pyenv)", None, "other"),
+)
+
+
+def advise(facts: Facts) -> List[Workaround]:
+    """The package manager installs the headers of the system's Python only: for that Python the
+    exact `pythonX.Y-dev`; for another (pyenv, conda, uv, a build of one's own) the headers come with
+    that Python, and apt or dnf cannot help. Where Python.h is there and the compiler still cannot
+    include it, installing it again cannot help either."""
+    py = facts.python
+    minor = ".".join(py.version.split(".")[:2])
+    system = (py.base_prefix or py.prefix or "") in ("/usr", "/usr/local") and py.platform.startswith("linux")
+    if py.has_python_h:
+        return [Workaround(f"Python.h is in {py.include_dir}: the compiler is what cannot include it (its "
+                           "error is in the reason); fix its flags, or use another compiler", None, "other")]
+    if not system:
+        where = py.base_prefix or py.prefix or py.executable
+        return list(Workaround.pick(ISSUE_WORKAROUNDS, Workaround(
+            f"{py.executable} is not the system's Python (it lives in {where}): its headers come with it, "
+            "not from apt or dnf; reinstall that Python with its headers (pyenv install --force, "
+            "conda install python, uv python install --reinstall)", None, "install"),
+            drop=["apt-get install", "dnf install"]))
+    exact = Workaround(f"Install the headers of Python {minor}, the one you run (Debian/Ubuntu)",
+                       f"apt-get install -y python{minor}-dev", "install")
+    return list(Workaround.pick(ISSUE_WORKAROUNDS, exact, drop=["apt-get install -y python3-dev"]))
+
+
 ISSUE = KnownIssue(
     id="python-headers-missing",
     title="Python development headers missing: 'Python.h: No such file or directory'",
@@ -74,12 +107,7 @@ ISSUE = KnownIssue(
         Signature(r"Can't find Python\.h in", strength="partial",
                   note="Inductor's warning before the compile"),
     ),
-    workarounds=(
-        Workaround("Install the headers of the Python you run (Debian/Ubuntu; match the minor version)",
-                   "apt-get install -y python3-dev", "install"),
-        Workaround("Fedora/RHEL", "dnf install -y python3-devel", "install"),
-        Workaround("Or use a Python distribution that ships its headers (python.org builds, conda, uv, "
-                   "pyenv)", None, "other"),
-    ),
+    workarounds=ISSUE_WORKAROUNDS,
     rule=rule,
+    advise=advise,
 )

@@ -4,11 +4,16 @@ Inductor generates Triton for GPUs and checks `torch.utils._triton.has_triton()`
 GPU backend; a missing package, or one whose `import triton` fails, ends in `TritonMissing`. Typical
 causes: Windows (no official Triton wheel), torch installed with `--no-deps`, a torch 2.5 wheel on
 Python 3.13 (its `triton==3.1.0` requirement is limited to Python < 3.13), a broken Triton install.
-Whether Triton is installed and imports is a plain fact, so no canary is needed.
+A copy of `triton` that the interpreter finds before the installed distribution's own (a stale
+tree on PYTHONPATH, a checkout in the working directory) is the same failure in another guise:
+every compile runs that copy, whatever pip says is installed; the probe compares where `import
+triton` goes with where the distribution put its package. Whether Triton is installed, imports,
+and is the installed one is a plain fact, so no canary is needed.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_label
@@ -59,6 +64,14 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         why = f"; torch requires `{pin}`, which was not installed" if pin else ""
         return one(broken, f"{label} but no triton installed{why}: GPU torch.compile raises "
                    f"TritonMissing{where}", Basis.STATIC)
+    if triton.shadowed_install:
+        copy = f"{triton.path}" + (f" (triton {triton.imported_version})" if triton.imported_version else "")
+        differs = triton.imported_version is None or triton.imported_version != triton.version
+        status = broken if differs else Status.LIKELY
+        return one(status, f"`import triton` finds {copy}, not the installed {triton.distribution} "
+                   f"{triton.version} ({triton.shadowed_install}): every GPU compile runs that copy"
+                   + ("" if differs else ", the same release as the installed one but another tree")
+                   + where, Basis.STATIC, shadow=triton.path)
     if triton.import_ok is False:
         err = (triton.import_error or "import failed").strip().splitlines()[-1][:200]
         return one(broken, f"triton {triton.version} is installed but `import triton` fails ({err}): "
@@ -69,9 +82,46 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     return one(Status.OK, f"triton {triton.version} is installed and imports", Basis.STATIC)
 
 
+#: The issue's workarounds as written; `advise` puts first what the probe found.
+ISSUE_WORKAROUNDS = (
+    Workaround(
+        "Install the Triton release this torch was built against (its wheel metadata pins it; "
+        "pip resolves it when torch is reinstalled without --no-deps)",
+        "pip install \"$(python -c 'import importlib.metadata as m; print(next(r.split(\";\")[0].strip() "
+        "for r in m.requires(\"torch\") if r.startswith(\"triton\")))')\"",
+        "install",
+    ),
+    *(_windows(torch, triton) for torch, triton in WINDOWS_TRITON.items()),
+    Workaround(
+        "Keep the GPU code eager, or compile only for the CPU, until Triton is available",
+        None,
+        "code",
+    ),
+)
+
+
+def advise(facts: Facts) -> List[Workaround]:
+    """With a copy of Triton shadowing the installed one, installing Triton again changes nothing:
+    the first thing is to take that copy off the import path."""
+    triton = facts.triton
+    if triton is None or not triton.shadowed_install or not triton.path:
+        return list(ISSUE_WORKAROUNDS)
+    parent = os.path.dirname(os.path.abspath(triton.path))
+    entries = [e for e in (facts.env.get("PYTHONPATH") or "").split(os.pathsep) if e]
+    kept = [e for e in entries if os.path.abspath(e) != parent]
+    command = None
+    if len(kept) < len(entries):
+        command = f"export PYTHONPATH={':'.join(kept)}" if kept else "unset PYTHONPATH"
+    first = Workaround(f"Take {parent} off the import path (PYTHONPATH, a .pth file, the working directory) "
+                       f"so that `import triton` finds the installed {triton.distribution} {triton.version}",
+                       command, "env")
+    return list(Workaround.pick(ISSUE_WORKAROUNDS, first, drop=["pip install"]))
+
+
 ISSUE = KnownIssue(
     id="triton-missing",
-    title="GPU torch.compile raises TritonMissing: Triton is not installed or does not import",
+    title="GPU torch.compile raises TritonMissing: Triton is not installed, does not import, or another "
+          "copy shadows it",
     severity=Severity.ERROR,
     devices=(DeviceKind.CUDA,),
     upstream=(
@@ -99,20 +149,7 @@ ISSUE = KnownIssue(
         Signature(r"No module named '?triton'?", strength="partial",
                   note="the import error underneath, also seen outside Inductor"),
     ),
-    workarounds=(
-        Workaround(
-            "Install the Triton release this torch was built against (its wheel metadata pins it; "
-            "pip resolves it when torch is reinstalled without --no-deps)",
-            "pip install \"$(python -c 'import importlib.metadata as m; print(next(r.split(\";\")[0].strip() "
-            "for r in m.requires(\"torch\") if r.startswith(\"triton\")))')\"",
-            "install",
-        ),
-        *(_windows(torch, triton) for torch, triton in WINDOWS_TRITON.items()),
-        Workaround(
-            "Keep the GPU code eager, or compile only for the CPU, until Triton is available",
-            None,
-            "code",
-        ),
-    ),
+    workarounds=ISSUE_WORKAROUNDS,
     rule=rule,
+    advise=advise,
 )

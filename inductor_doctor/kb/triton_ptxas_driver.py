@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
 from inductor_doctor.kb._gpus import hidden_reason
-from inductor_doctor.kb._ptxas import ptxas_for
+from inductor_doctor.kb._ptxas import missing, ptxas_for
 from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     Basis,
@@ -86,7 +86,10 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         pv = version_tuple(ptxas.release, 2)
         which = f"sm_{arch}" if arch is not None else "its default target"
         note = f"; {ptxas.ignored}" if ptxas.ignored else ""
-        if pv is None:
+        if missing(ptxas):  # the snapshot's release of a file that is not there proves nothing
+            out.append(outcome(Status.INCONCLUSIVE, f"the ptxas Triton runs for {which} ({ptxas.source}) "
+                               f"is not there: {ptxas.path}", device=device))
+        elif pv is None:
             out.append(outcome(Status.INCONCLUSIVE, "could not determine the CUDA release of the ptxas "
                                f"Triton runs for {which} ({ptxas.source}){note}", device=device))
         elif dv is None:

@@ -321,13 +321,52 @@ def probe_compiler(
 DOES_NOT_RUN = "found, but does not answer `--version` (fails or hangs): "
 
 
+_VERSIONED_CXX = re.compile(r"^(?:g\+\+|clang\+\+)-\d+(?:\.\d+)?$")
+#: Where an installed omp.h lives (libomp-N-dev: LLVM N's resource directory; GCC's own; Homebrew).
+OMP_HEADER_GLOBS = ("/usr/lib/llvm-*/lib/clang/*/include/omp.h", "/usr/lib/llvm-*/include/openmp/omp.h",
+                    "/usr/lib/gcc/*/*/include/omp.h", "/opt/homebrew/opt/libomp/include/omp.h",
+                    "/usr/local/opt/libomp/include/omp.h")
+
+
+def cxx_on_path(env: Mapping[str, str]) -> Dict[str, str]:
+    """Every C++ compiler on PATH by name (first hit of each name): a directory listing per PATH
+    entry, no process."""
+    found: Dict[str, str] = {}
+    for d in (env.get("PATH") or "").split(os.pathsep):
+        try:
+            names = os.listdir(d or ".")
+        except OSError:
+            continue
+        for n in names:
+            if n in found or not (n in ("g++", "c++", "clang++") or _VERSIONED_CXX.match(n)):
+                continue
+            full = os.path.join(d, n)
+            if os.path.isfile(full) and os.access(full, os.X_OK):
+                found[n] = full
+    return dict(sorted(found.items()))
+
+
+def omp_headers() -> List[str]:
+    import glob
+
+    return sorted({p for pattern in OMP_HEADER_GLOBS for p in glob.glob(pattern) if os.path.isfile(p)})
+
+
 def inductor_cxx(
     python_include: Optional[str],
     env: Optional[Mapping[str, str]] = None,
     timeout_s: float = COMPILE_TIMEOUT_S,
 ) -> CompilerInfo:
-    """The compiler Inductor's C++ backend would pick, probed (first candidate that runs wins)."""
+    """The compiler Inductor's C++ backend would pick, probed (first candidate that runs wins),
+    with the other compilers on PATH and the installed omp.h files beside it (for the advice)."""
     env = env if env is not None else os.environ
+    info = _inductor_cxx(python_include, env, timeout_s)
+    info.on_path = cxx_on_path(env)
+    info.omp_headers = omp_headers()
+    return info
+
+
+def _inductor_cxx(python_include: Optional[str], env: Mapping[str, str], timeout_s: float) -> CompilerInfo:
     candidates = inductor_cxx_candidates(env)
     tried, broken = [], []
     for command, why in candidates:

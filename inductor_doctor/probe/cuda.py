@@ -116,6 +116,15 @@ def driver_cuda_via_ctypes(libcuda: str) -> Tuple[Optional[str], Optional[str]]:
     return f"{value // 1000}.{(value % 1000) // 10}", None
 
 
+def is_elf_file(path: str) -> bool:
+    """`path` (after its links) is a readable file that starts as a shared library does."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
 def libcuda_dirs(env: Mapping[str, str], machine: str) -> Tuple[List[str], List[str]]:
     """Triton's `libcuda_dirs()`: `(dirs, libcuda.so.1 files seen)`.
 
@@ -187,9 +196,11 @@ def toolkit_info(
     """Adds libcuda (as Triton finds it) and ptxas (as Triton picks it) to `info`."""
     env = env if env is not None else os.environ
     dirs, locs = libcuda_dirs(env, machine)
-    info.libcuda_paths = locs or [
-        os.path.join(d, "libcuda.so.1") for d in dirs if os.path.exists(os.path.join(d, "libcuda.so.1"))
-    ]
+    # Only files that are there: a loader cache outlives what it lists (a directory unmounted or
+    # hidden, a driver removed), and Triton, which takes its directories, then finds nothing.
+    listed = locs or [os.path.join(d, "libcuda.so.1") for d in dirs]
+    info.libcuda_paths = [p for p in listed if is_elf_file(p)]
+    info.libcuda_missing = [p for p in locs if p not in info.libcuda_paths]
     info.libcuda_so_unversioned = any(os.path.exists(os.path.join(d, "libcuda.so")) for d in dirs)
     if info.libcuda_paths and not info.libcuda_so_unversioned:
         info.notes.append(

@@ -67,6 +67,11 @@ class TritonInfo:
     import_ok: Optional[bool] = None  # filled by the live probe
     import_error: Optional[str] = None
     notes: List[str] = field(default_factory=list)
+    #: The installed distribution's own `triton` directory, when `import triton` finds another copy
+    #: first (`path`: a stale tree on PYTHONPATH, say); None when the import is the installed one.
+    shadowed_install: Optional[str] = None
+    #: The version of the copy that imports, read from its files, when it is not the installed one.
+    imported_version: Optional[str] = None
 
 
 @dataclass
@@ -148,6 +153,9 @@ class CudaInfo:
     ptxas_version: Optional[str] = None
     libcuda_paths: List[str] = field(default_factory=list)  # what a loader search finds
     libcuda_so_unversioned: Optional[bool] = None  # is a plain libcuda.so findable (Triton links it)
+    #: What the loader cache lists for libcuda.so.1 but is not there (or is no ELF file): a stale
+    #: cache, a hidden directory. Triton searches those directories, and stops there.
+    libcuda_missing: List[str] = field(default_factory=list)
     gpus: List[GPUInfo] = field(default_factory=list)
     cudnn_version: Optional[str] = None  # the cuDNN torch loads (live probe)
     nvidia_smi: Optional[str] = None  # path of the nvidia-smi that answered
@@ -188,6 +196,13 @@ class CompilerInfo:
     openmp_error: Optional[str] = None  # the compiler's first error line for `#include <omp.h>`
     python_h_error: Optional[str] = None  # the same for `#include <Python.h>`
     does_not_run: List[str] = field(default_factory=list)  # found on PATH, but `--version` failed or hung
+    #: The C++ compilers on PATH by name (g++, c++, clang++, g++-12, clang++-16 -> their paths): the
+    #: advice can then name one that is there instead of installing one.
+    on_path: Dict[str, str] = field(default_factory=dict)
+    #: omp.h files installed where some compiler looks (LLVM's per-version resource directories,
+    #: GCC's, Homebrew's libomp): installed but not found by this compiler is another cause than
+    #: not installed.
+    omp_headers: List[str] = field(default_factory=list)
 
 
 @dataclass

@@ -79,6 +79,8 @@ def triton_info(target: Dict[str, Any], pkgs: Dict[str, str]) -> Optional[Triton
         info.notes.append("a `triton` package is importable but no distribution claims it")
     if dist and not path:
         info.notes.append(f"the {dist} distribution is installed but no `triton` package is importable")
+    if path and dist:
+        _shadowing(info, (target.get("dist_paths") or {}).get(dist))
     if path:
         for rel in (("backends", "nvidia", "bin", "ptxas"), ("third_party", "cuda", "bin", "ptxas")):
             candidate = os.path.join(path, *rel)
@@ -86,6 +88,34 @@ def triton_info(target: Dict[str, Any], pkgs: Dict[str, str]) -> Optional[Triton
                 info.bundled_ptxas = candidate
                 break
     return info
+
+
+_VERSION = re.compile(r"""^__version__\s*=\s*['"]([^'"]+)['"]""", re.M)
+
+
+def _shadowing(info: TritonInfo, site: Optional[str]) -> None:
+    """Whether `import triton` finds another copy before the installed distribution's own.
+
+    The distribution's `triton/` lies next to its .dist-info (`site`); a copy elsewhere that the
+    interpreter finds first (a stale tree on PYTHONPATH) is what every compile then runs. An
+    editable install has no `triton/__init__.py` next to its metadata, so it is never taken for one.
+    """
+    if not site or not info.path:
+        return
+    own = os.path.join(site, "triton")
+    if not os.path.isfile(os.path.join(own, "__init__.py")):
+        return
+    if os.path.realpath(own) == os.path.realpath(info.path):
+        return
+    info.shadowed_install = own
+    try:
+        with open(os.path.join(info.path, "__init__.py"), encoding="utf-8", errors="replace") as fh:
+            m = _VERSION.search(fh.read(65536))
+        info.imported_version = m.group(1) if m else None
+    except OSError:
+        pass
+    info.notes.append(f"`import triton` finds {info.path}, not the installed {info.distribution} "
+                      f"{info.version} in {own}")
 
 
 def xla_info(target: Dict[str, Any], pkgs: Dict[str, str]) -> Optional[XlaInfo]:

@@ -35,6 +35,7 @@ def query(python: str, timeout_s: float = 20.0) -> Dict[str, Any]:
     # The path as given, not only the file it resolves to: a venv's python is a symlink to its base
     # interpreter and answers differently (pyvenv.cfg beside it).
     key = [_diskcache.file_key(python), os.path.abspath(python),
+           _diskcache.file_key(str(script("describe.py"))),  # a doctor that asks more asks again
            sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON") or k == "HOME")]
     kept = _diskcache.get("target", key) if key[0] is not None else None
     answer = kept.get("answer") if kept is not None else None

@@ -49,6 +49,13 @@ def _glibc():
     return ver if lib == "glibc" and ver else None
 
 
+#: Distributions whose sys.path entry is reported: a package of the same name that imports from
+#: elsewhere (a stale copy on PYTHONPATH) shadows the installed one.
+LOCATED = ("torch", "torch-xla", "triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu",
+           "triton-xpu", "triton-windows")
+_DIST_AT = {}
+
+
 def _dists():
     """Every distribution on sys.path, name -> version; the first hit along sys.path wins.
 
@@ -81,6 +88,8 @@ def _dists():
             key = name.lower().replace("_", "-").replace(".", "-")
             if key not in found:
                 found[key] = version
+                if key in LOCATED:
+                    _DIST_AT[key] = entry or "."
     return found
 
 
@@ -136,6 +145,7 @@ def describe():
     guard("glibc", _glibc)
     guard("packages", _dists)
     guard("torch_requires", lambda: _requires("torch"))
+    guard("dist_paths", lambda: {k: os.path.abspath(v) for k, v in _DIST_AT.items()})
     out["modules"] = {}
     for name in PACKAGES:
         try:
