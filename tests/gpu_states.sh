@@ -90,6 +90,43 @@ catalog_gpu_states() {
   rm -rf "$nonvcc"
 }
 
+# --- earned verdicts: preflight on devices that are not there; files a static ok names -------------
+# preflight NAME EXPECTATION DEVICE [VAR=VALUE ...]: one preflight() in the interpreter with torch.
+preflight_state() {
+  local name=$1 expect=$2 device=$3
+  shift 3
+  echo "=== preflight: $name"
+  (
+    for a in "$@"; do export "${a?}"; done
+    "$PY" -c 'import sys, inductor_doctor; v = inductor_doctor.preflight(sys.argv[1]);
+print("    usable=%s: %s" % (v.usable, v.reason[:220]))' "$device" 2>&1 | tail -3
+  )
+  echo "    expect: $expect"
+}
+
+trust_gpu_states() {
+  local gpus stale
+  gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null | wc -l)
+  preflight_state "cuda:0 as it is" "usable=True" cuda:0
+  preflight_state "cuda:$gpus (one past the last GPU)" "usable=False: no such device: cuda:$gpus is out of range" \
+    "cuda:$gpus"
+  preflight_state "CUDA_VISIBLE_DEVICES empty" "usable=False: ... CUDA_VISIBLE_DEVICES='' hides them" cuda \
+    CUDA_VISIBLE_DEVICES=
+  preflight_state "xla without torch_xla" "usable=False: torch_xla is not installed" xla
+  if command -v unshare >/dev/null && unshare --mount true 2>/dev/null; then
+    state "/usr/local hidden (libcuda and the toolkit gone, the loader cache not)" \
+      "libcuda-not-found affected ('the ldconfig cache lists ..., which is not there') where libcuda lived under /usr/local; never ok naming a path that is not there" \
+      -INDUCTOR_DOCTOR_NOTHING -- unshare --mount sh -c 'mount -t tmpfs tmpfs /usr/local && exec "$@"' sh
+  fi
+  stale=$(mktemp -d)
+  mkdir -p "$stale/triton"
+  printf '__version__ = "2.1.0"\n' > "$stale/triton/__init__.py"
+  state "a stale Triton on PYTHONPATH ($stale)" \
+    "triton-missing affected ('import triton finds $stale/triton (triton 2.1.0), not the installed ...'); ptxas-unsupported-arch and triton-ptxas-driver inconclusive ('is not there'), never ok" \
+    "PYTHONPATH=$HERE:$stale"
+  rm -rf "$stale"
+}
+
 status=0
 for fn in $(declare -F | awk '{print $3}' | grep '_gpu_states$'); do
   echo "##### $fn"
