@@ -41,7 +41,7 @@ def built() -> Path:
     version = _torch_version()
     if not version:
         pytest.skip("torch is not installed for the test interpreter")
-    out = ENVS / "artifacts" / version
+    out = ENVS / "artifacts" / f"{version}-2"  # -2: with_inputs.pt2 added
     if not (out / ".ready").exists():
         shutil.rmtree(out, ignore_errors=True)
         proc = subprocess.run([sys.executable, str(BUILD), str(out)], capture_output=True, text=True,
@@ -284,6 +284,20 @@ def test_blob_from_another_torch_build_will_be_missed(built):
     assert j.decided.status is Status.LIKELY and "another build" in j.decided.reason
     j = judge(art, HostView(torch_version=art.torch_version, torch_git=art.torch_git))
     assert j.decided.status is Status.OK, j.decided
+
+
+@pytest.mark.slow
+def test_package_with_example_inputs_is_run_by_the_canary(built):
+    """ok earned by running: the package's recorded example inputs go through the loaded model."""
+    package = built / "with_inputs.pt2"
+    if not package.exists():
+        pytest.skip("this torch cannot package an exported program beside its compiled model")
+    assert read_artifact(str(package)).example_inputs
+    data = run_json(["check", "--only", "artifact-torch-mismatch", "--no-cache", "--artifact", str(package)],
+                    timeout=900)
+    row = next(r for r in data["results"] if r["id"] == "artifact.with-inputs.pt2")
+    assert row["status"] == "ok" and row["basis"] == "canary", row
+    assert "ran model model on its example inputs" in row["reason"], row
 
 
 @pytest.mark.slow
