@@ -126,6 +126,13 @@ def test_cache_kernel_needing_a_newer_glibcxx_is_read(tmp_path):
     j = judge(art, HostView(torch_version="2.13.0", glibcxx="3.4.30", glibc="2.36", cxxabi="1.3.13"))
     assert j.decided.status is Status.AFFECTED and j.issue.id == "artifact-glibcxx-too-old"
     assert "GLIBCXX_3.4.32" in j.decided.reason
+    data = run_json(["check", "--static", "--only", "artifact-glibcxx-too-old", "--artifact",
+                     str(tmp_path / "cache")])
+    from inductor_doctor.schemas import validate
+
+    validate("check", data)
+    row = next(r for r in data["results"] if r["id"] == "artifact.cache")
+    assert row["status"] == "affected" and row["issue"] == "artifact-glibcxx-too-old", row
 
 
 @pytest.mark.slow
