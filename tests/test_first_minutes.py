@@ -65,11 +65,29 @@ def test_when_nothing_is_wrong_the_last_line_says_so():
 
 @pytest.mark.parametrize("only,says", [
     ("compiler-too-old", "environment: 1 check ok, by a static rule"),
-    ("compiler-too-old,const-data-ptr-abi", "environment: 2 checks ok, 0 of them by running a canary"),
+    ("compiler-too-old,const-data-ptr-abi", "environment: 2 checks ok, each by a static rule"),
 ])
 def test_the_last_line_counts_in_english(only: str, says: str):
     out = run_cli(["check", "--static", "--only", only], env=NARROW).stdout
     assert says in " ".join(" ".join(out.rstrip().splitlines()[-2:]).split()), out
+
+
+def test_the_canaries_are_counted_once_and_alike(tmp_path):
+    """The footer's "N canaries unchanged since the last run" and the last line count the same
+    canaries: here one decides its check (cxx-compiler-missing) and one cannot (compile-workers-fail:
+    no Triton, no worker pool to start), so "2 canaries" is never beside "1 of them by a canary"."""
+    env = {**NARROW, "INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["check", "--only", "cxx-compiler-missing,compile-workers-fail", "-q"]
+    first = run_cli(args, env=env)
+    assert first.returncode == 0, first.stderr[-2000:]
+    data = json.loads(run_cli([*args, "--format", "json"], env=env).stdout)
+    canaries = data["meta"]["canaries_run"] + data["meta"]["canaries_cached"]
+    by_canary = [r for r in data["results"] if r["status"] == "ok" and r["basis"] == "canary"]
+    assert canaries == 2 and len(by_canary) == 1, data["meta"]
+    again = " ".join(run_cli(args, env=env).stdout.split())
+    assert "(2 canaries unchanged since the last run" in again, again
+    assert "2 checks ok: 1 by a static rule, 1 by its canary (of 2 canaries; the other 1 could not decide " \
+           "its check here)." in again, again
 
 
 def test_wrapped_workarounds_keep_their_indent(tmp_path):

@@ -277,10 +277,25 @@ def final_line(data: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) ->
     decided = [r for r in live if r["status"] == "ok"]
     if not decided:
         return "Nothing was checked: no known issue can arise in this environment as probed."
-    by_canary = sum(r.get("basis") == "canary" for r in decided)
     static = " (static checks only: run without --static to run the canaries)" if meta.get("static") else ""
+    return f"No known issue affects this environment: {ok_count(decided, meta)}{static}."
+
+
+def ok_count(decided: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> str:
+    """How the ok checks were decided, counting canaries as the footer does (every canary of the
+    run, reused or not), so that the two numbers a reader sees side by side are of one thing."""
+    by_canary = sum(r.get("basis") == "canary" for r in decided)
+    by_rule = len(decided) - by_canary
     if len(decided) == 1:
-        how = "1 check ok, by running its canary" if by_canary else "1 check ok, by a static rule"
-    else:
-        how = f"{len(decided)} checks ok, {by_canary} of them by running a canary"
-    return f"No known issue affects this environment: {how}{static}."
+        return "1 check ok, by its canary" if by_canary else "1 check ok, by a static rule"
+    if not by_canary:
+        return f"{len(decided)} checks ok, each by a static rule"
+    parts = [f"{by_rule} by a static rule"] if by_rule else []
+    parts.append(f"{by_canary} by {'its' if by_canary == 1 else 'their'} canary")
+    text = f"{len(decided)} checks ok: {', '.join(parts)}"
+    canaries = int(meta.get("canaries_run") or 0) + int(meta.get("canaries_cached") or 0)
+    if canaries > by_canary:
+        rest = canaries - by_canary
+        its = "its" if rest == 1 else "their"
+        text += f" (of {canaries} canaries; the other {rest} could not decide {its} check here)"
+    return text
