@@ -7,6 +7,7 @@ planted in the environment and in the log; the size bound GitHub imposes.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -55,6 +56,17 @@ def test_the_report_adds_the_compile_stack_and_the_verdicts(report_md: str):
     for what in ("triton", "C++ compiler", "inductor cache", "OpenMP"):
         assert what in report_md, what
     assert "inductor-doctor report:" in report_md  # the summary line a reader sees collapsed
+
+
+def test_the_doctors_own_part_reads_as_words_not_python(report_md: str):
+    """Everything above torch's own collect_env output (which prints `False` itself) says yes, no
+    or a dash, never Python's True, False or None."""
+    ours = report_md.split("### python -m torch.utils.collect_env", 1)[0]
+    literals = re.findall(r"(?<![\w`])(True|False|None)(?![\w`])", ours)
+    assert literals == [], [ln for ln in ours.splitlines() if re.search(r"\b(True|False|None)\b", ln)]
+    assert re.search(r"C\+\+11 ABI (yes|no)", ours) and re.search(r"OpenMP (yes|no|—)", ours), ours
+    if "CUDA_VISIBLE_DEVICES" not in os.environ:
+        assert "| CUDA_VISIBLE_DEVICES | — (not set) |" in ours
 
 
 def test_nothing_secret_leaves(report_md: str):

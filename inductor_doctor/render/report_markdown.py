@@ -81,16 +81,16 @@ def _stack(env: Mapping[str, Any]) -> List[str]:
     abi = env.get("abi") or {}
     rows = [
         ("torch", _join(torch.get("version"), torch.get("path"))),
-        ("torch built with", _join(torch.get("built_with"), f"C++11 ABI {torch.get('cxx11_abi')}")),
+        ("torch built with", _join(torch.get("built_with"), f"C++11 ABI {_word(torch.get('cxx11_abi'))}")),
         ("Triton", _join(triton.get("version") or "not installed", _asks(torch))),
         ("ptxas", _join(cuda.get("ptxas_version"), cuda.get("ptxas_path"))),
         ("C++ compiler (Inductor)", _compiler(cxx)),
         ("C compiler (Triton)", _compiler(cc)),
-        ("Python.h", _join(str(py.get("has_python_h")), py.get("include_dir"))),
+        ("Python.h", _join(_word(py.get("has_python_h")), py.get("include_dir"))),
         ("libstdc++", _join(py.get("libstdcxx_glibcxx_max"), py.get("libstdcxx_path"))),
         ("const_data_ptr symbol", abi.get("reason")),
-        ("GPUs visible", str(cuda.get("visible_count"))),
-        ("CUDA_VISIBLE_DEVICES", str(cuda.get("visible_devices"))),
+        ("GPUs visible", _word(cuda.get("visible_count"))),
+        ("CUDA_VISIBLE_DEVICES", _visible(cuda.get("visible_devices"))),
         ("torch_xla", ((env.get("xla") or {}).get("version"))),
     ]
     for d in (env.get("caches") or {}).get("dirs") or ():
@@ -113,7 +113,8 @@ def _asks(torch: Mapping[str, Any]) -> Any:
 def _compiler(info: Mapping[str, Any]) -> str:
     if not info.get("command"):
         return "none found"
-    flags = [f"OpenMP {info.get('openmp')}", f"Python.h {info.get('python_h')}", f"works {info.get('works')}"]
+    flags = [f"{name} {_word(info.get(key))}" for name, key in
+             (("OpenMP", "openmp"), ("Python.h", "python_h"), ("works", "works"))]
     return _join(info.get("version_line") or info.get("command"), info.get("path"), *flags)
 
 
@@ -125,6 +126,21 @@ def _collect_env(block: Mapping[str, Any]) -> List[str]:
     if len(text) > COLLECT_ENV_CHARS:
         text = text[:COLLECT_ENV_CHARS].rsplit("\n", 1)[0] + "\n(cut)"
     return [title, "", "```", text.replace("```", "'''"), "```"]
+
+
+def _word(value: Any) -> str:
+    """A fact as a reader says it: yes, no, or a dash for unknown; never Python's True or None."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _visible(value: Any) -> str:
+    if value is None:
+        return "— (not set)"
+    return f"`{_code(value)}`" if value else "set, empty (no GPU visible)"
 
 
 def _join(*parts: Any) -> str:
