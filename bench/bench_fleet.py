@@ -1,4 +1,5 @@
-"""Benchmark: `check --distributed` on 2 torchrun ranks against a single-rank `check`, same options.
+"""Benchmark: `check --distributed` on 2 torchrun ranks against a single-rank `check`, same options;
+and `merge` of a fleet's reports (`--merge N`): its time, memory and how many lines it prints.
 
 What the fleet mode costs on top of the check itself: torchrun's own start (it imports torch), each
 rank's probe, the gather helper's `import torch` (overlapped with the check, so free where cores
@@ -7,20 +8,35 @@ worst with `--static` (the shortest check) and falls as canaries make the check 
 figure is the median of `--repeat` runs, back to back on one machine, caches off (`--no-cache`):
 
     python bench/bench_fleet.py [--repeat 3] [--only ID,...] [--canaries]
+
+`--merge N` writes N reports of 8-GPU hosts (`node0000`...) made from one real `check --static`
+report of this machine, 21 of them different (8 with an affected GPU, 6 on another torch, 4 on
+another driver, 3 with an inconclusive CPU check), merges them at 80 columns and prints the wall
+time, the peak memory and the line count: a fleet's summary must fit a screen (at most 60 lines).
+
+    python bench/bench_fleet.py --merge 2000
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from typing import List, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+H100 = "NVIDIA H100 80GB HBM3"
+#: How the differing hosts of a `--merge` fleet differ: (what, how many).
+ODD = (("affected", 8), ("torch", 6), ("driver", 4), ("inconclusive", 3))
+SCREEN_LINES = 60
 
 
 def free_port() -> int:
@@ -38,12 +54,82 @@ def timed(cmd: List[str], env: dict) -> Tuple[float, dict]:
     return wall, json.loads(proc.stdout)
 
 
+def fleet_member(base: Dict[str, Any], host: str, odd: str = "", gpu: int = 0) -> Dict[str, Any]:
+    """One 8-GPU host's report, `odd` in one way (or none): view-dtype-align checked on every GPU."""
+    d = copy.deepcopy(base)
+    env = d["environment"]
+    env["host"]["hostname"] = host
+    env["cuda"]["gpus"] = [{"index": i, "name": H100} for i in range(8)]
+    if odd == "torch":
+        env["torch"]["version"] = "2.12.0+cu128"
+    if odd == "driver":
+        env["cuda"]["driver_version"] = "550.54.15"
+    template = next(r for r in d["results"] if r["id"] == "view-dtype-align")
+    results = [r for r in d["results"] if r["id"] != "view-dtype-align"]
+    for i in range(8):
+        r = dict(template, device=f"cuda:{i}", status="ok", basis="canary", reason="canary ran clean")
+        if odd == "affected" and i == gpu:
+            r.update(status="affected", reason="canary reproduced it: Expect the tensor to be 16 bytes aligned")
+        results.append(r)
+    if odd == "inconclusive":
+        for r in results:
+            if r["id"] == "block-mask-cpu" and r["device"] == "cpu":
+                r.update(status="inconclusive", basis="canary", reason="canary timed out after 120s")
+    d["results"] = results
+    return d
+
+
+def write_fleet(base: Dict[str, Any], n: int, where: Path) -> List[Path]:
+    """N reports, the differing hosts spread over the fleet."""
+    odd: Dict[int, Tuple[str, int]] = {}
+    step = max(1, n // (sum(k for _, k in ODD) + 1))
+    slot = 0
+    for what, count in ODD:
+        for k in range(count):
+            slot += 1
+            odd[(slot * step) % n] = (what, k % 8)
+    paths = []
+    for i in range(n):
+        what, gpu = odd.get(i, ("", 0))
+        path = where / f"node{i:04d}.json"
+        path.write_text(json.dumps(fleet_member(base, f"node{i:04d}", what, gpu)))
+        paths.append(path)
+    return paths
+
+
+def bench_merge(n: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        env = dict(os.environ, INDUCTOR_DOCTOR_CACHE_DIR=str(where / "cache"), COLUMNS="80", NO_COLOR="1")
+        proc = subprocess.run([sys.executable, "-m", "inductor_doctor", "check", "--static", "--format", "json",
+                               "-q"], capture_output=True, text=True, env=env)
+        base = json.loads(proc.stdout)
+        paths = write_fleet(base, n, where)
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "inductor_doctor", "merge", *map(str, paths)],
+                              capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - start
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    if proc.returncode not in (0, 1):
+        sys.exit(f"merge failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    lines = proc.stdout.splitlines()
+    print(f"merge of {n} reports ({sum(k for _, k in ODD)} hosts differ), at 80 columns:")
+    print(f"wall time:                       {wall:7.2f} s")
+    print(f"peak memory:                     {peak_mb:7.0f} MB")
+    print(f"lines printed:                   {len(lines):7d}   (a screen: at most {SCREEN_LINES})")
+    print(f"widest line:                     {max(map(len, lines)):7d}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default=None, help="issues to check (default: all)")
     ap.add_argument("--canaries", action="store_true", help="run canaries too (default: --static)")
+    ap.add_argument("--merge", type=int, default=0, metavar="N", help="merge N hosts' reports instead")
     ns = ap.parse_args()
+    if ns.merge:
+        bench_merge(ns.merge)
+        return
     opts = ["--no-cache", "--format", "json"] + ([] if ns.canaries else ["--static"])
     if ns.only:
         opts += ["--only", ns.only]

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from inductor_doctor import hostlist
 from inductor_doctor.model import Finding, Status, UsageError, summarize
 
 CHECK_SCHEMA = "inductor-doctor/check/v1"
@@ -229,35 +230,10 @@ def _gpu_names(source: Source) -> Dict[str, str]:
     return out
 
 
-def _ranges(indices: Iterable[int]) -> str:
-    """[0,1,2,3,5] -> "0-3,5"."""
-    nums = sorted(set(indices))
-    parts: List[str] = []
-    i = 0
-    while i < len(nums):
-        j = i
-        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
-            j += 1
-        parts.append(str(nums[i]) if i == j else f"{nums[i]}-{nums[j]}")
-        i = j + 1
-    return ",".join(parts)
-
-
 def compact_columns(columns: Sequence[Mapping[str, Any]]) -> str:
-    """Column names compacted per source: `node-a/cuda:0-7, node-b/cpu`."""
-    by_source: Dict[str, List[str]] = {}
-    for c in columns:
-        by_source.setdefault(c["source"], []).append(c["device"])
-    parts: List[str] = []
-    for source, devices in by_source.items():
-        cuda = [int(d.split(":")[1]) for d in devices if re.fullmatch(r"cuda:\d+", d)]
-        others = [d for d in devices if not re.fullmatch(r"cuda:\d+", d)]
-        if len(cuda) > 1:
-            parts.append(f"{source}/cuda:{_ranges(cuda)}")
-        elif cuda:
-            parts.append(f"{source}/cuda:{cuda[0]}")
-        parts.extend(f"{source}/{d}" for d in others)
-    return ", ".join(parts)
+    """Column names compacted per source, then sources with the same devices as a hostlist:
+    `node[0000-0089,0091-1999]/cuda:0-7, node0090/cuda:1-7, node-b/cpu`."""
+    return ", ".join(hostlist.column_parts(columns))
 
 
 def _group_label(columns: Sequence[Mapping[str, Any]]) -> str:
@@ -338,12 +314,10 @@ def compare_fields(sources: Sequence[Source]) -> Tuple[Dict[str, str], List[Dict
     common: Dict[str, str] = {}
     differences: List[Dict[str, Any]] = []
     for key in keys:
-        holders: Dict[str, List[str]] = {}
+        holders: Dict[str, Dict[str, None]] = {}  # value -> its reports, in order, each once
         for label, values in per_source:
             value = values.get(key, (labels[key], "absent"))[1]
-            members = holders.setdefault(value, [])
-            if label not in members:
-                members.append(label)
+            holders.setdefault(value, {})[label] = None
         if len(holders) == 1:
             if not key.startswith(("packages.", "env.")):
                 common[labels[key]] = next(iter(holders))
@@ -352,7 +326,7 @@ def compare_fields(sources: Sequence[Source]) -> Tuple[Dict[str, str], List[Dict
             {
                 "field": key,
                 "label": labels[key],
-                "values": [{"value": v, "sources": m} for v, m in holders.items()],
+                "values": [{"value": v, "sources": list(m)} for v, m in holders.items()],
             }
         )
     return common, differences

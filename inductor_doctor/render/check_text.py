@@ -20,6 +20,7 @@ from inductor_doctor.render.style import (
     WARN,
     console_to_string,
     hanging,
+    paragraph,
     summary_line,
     terminal_width,
 )
@@ -193,11 +194,8 @@ def _matrix(console: Any, results: Sequence[Mapping[str, Any]], show_all: bool, 
 
 
 def _wrapped(console: Any, text: str, style: str = "", indent: int = INDENT) -> None:
-    """A paragraph that wraps under its own indent, never back to the margin."""
-    from rich.padding import Padding
-    from rich.text import Text
-
-    console.print(Padding(Text(text, style=style), (0, 0, 0, indent)))
+    """A paragraph that wraps under its own indent, never back to the margin, never inside a word."""
+    paragraph(console, text, style, indent)
 
 
 def _details(console: Any, results: Sequence[Mapping[str, Any]]) -> None:

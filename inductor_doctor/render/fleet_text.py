@@ -11,17 +11,36 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from inductor_doctor.hostlist import column_parts, count_phrase, pieces
+from inductor_doctor.render.plain import wrap
 from inductor_doctor.render.style import STATUS as STYLE
-from inductor_doctor.render.style import console_to_string, summary_line
+from inductor_doctor.render.style import console_to_string, hanging, paragraph, summary_line
 
 WORRYING = ("affected", "likely", "inconclusive")
 MAX_FIELDS_SHOWN = 12
+#: Names in one line of the view before it says "and N more": a fleet's view fits a screen.
+MAX_PARTS = 6
 
 
 def others(columns: Sequence[str], limit: int = 4) -> str:
     if len(columns) <= limit:
         return ", ".join(columns)
     return f"{len(columns)} columns"
+
+
+def named(doc: Mapping[str, Any], columns: Sequence[str], limit: int = MAX_PARTS) -> str:
+    """Columns as hosts print them: `node[1710,1800,1890]/cpu`, at most `limit` parts, then how
+    many more (`--format json` has them all)."""
+    known = {c["name"]: c for c in doc.get("columns") or []}
+    cols = [known.get(n) or {"name": n, "source": n, "device": ""} for n in columns]
+    parts = column_parts(cols)
+    return cut(parts, limit)
+
+
+def cut(parts: Sequence[str], limit: int = MAX_PARTS) -> str:
+    if len(parts) <= limit:
+        return ", ".join(parts)
+    return ", ".join(parts[:limit]) + f" and {len(parts) - limit} more (--format json lists them)"
 
 
 def difference_lines(doc: Mapping[str, Any]) -> List[str]:
@@ -37,9 +56,9 @@ def difference_lines(doc: Mapping[str, Any]) -> List[str]:
         if len(statuses) < 2:
             continue
         majority = max(statuses, key=lambda s: len(statuses[s]))
-        parts = [f"{s} on {', '.join(cols)}" for s, cols in statuses.items() if s != majority]
+        parts = [f"{s} on {named(doc, cols)}" for s, cols in statuses.items() if s != majority]
         n = len(statuses[majority])
-        rest = ", ".join(statuses[majority]) if n <= 3 else f"the {n} others"
+        rest = named(doc, statuses[majority]) if n <= 3 else f"the {n} others"
         lines.append(f"{row['id']}: {'; '.join(parts)} (and {majority} on {rest})")
     return lines
 
@@ -50,8 +69,14 @@ def field_lines(doc: Mapping[str, Any], limit: int = MAX_FIELDS_SHOWN) -> List[s
     diffs.sort(key=lambda d: (d["field"].startswith("env."), d["field"].startswith("packages.")))
     lines = []
     for d in diffs[:limit]:
-        values = "; ".join(f"{v['value']} on {', '.join(v['sources'])}" for v in d["values"])
-        lines.append(f"{d['label']}: {values}")
+        values = list(d["values"])
+        majority = max(values, key=lambda v: len(v["sources"]))
+        if len(majority["sources"]) > 3:  # the many counted, last; the few named
+            shown = [f"{v['value']} on {cut(pieces(v['sources']))}" for v in values if v is not majority]
+            shown.append(f"{majority['value']} on the other {len(majority['sources'])}")
+        else:
+            shown = [f"{v['value']} on {cut(pieces(v['sources']))}" for v in values]
+        lines.append(f"{d['label']}: " + "; ".join(shown))
     if len(diffs) > limit:
         lines.append(f"... and {len(diffs) - limit} more (see --format json)")
     return lines
@@ -79,24 +104,74 @@ def detail_groups(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
     return sorted(out.values(), key=lambda e: WORRYING.index(e["result"]["status"]))
 
 
-def header(doc: Mapping[str, Any]) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def header(doc: Mapping[str, Any], shown_columns: Optional[int] = None) -> str:
+    """What was merged, counted as the table below shows it: `shown_columns` is the number of
+    columns the table has (groups of identical host/device columns), the raw count beside it."""
     meta = doc.get("meta") or {}
+    hosts = [s.get("hostname") or s.get("label") for s in doc.get("sources") or []]
+    names = count_phrase([str(h) for h in hosts if h], limit=40)
+    n_hosts = int(meta.get("hosts", 0))
+    where = f" ({names})" if names and not names.endswith(" hosts") and n_hosts > 3 else ""
+    columns = len(doc.get("groups") or []) if shown_columns is None else shown_columns
+    raw = int(meta.get("columns", 0))
     parts = [
         f"inductor-doctor {doc['tool_version']} merge",
-        f"{meta.get('reports', 0)} report(s)",
-        f"{meta.get('hosts', 0)} host(s)",
-        f"{meta.get('columns', 0)} column(s)",
+        _plural(int(meta.get("reports", 0)), "report"),
+        _plural(n_hosts, "host") + where,
+        _plural(columns, "column") + (f" ({raw} host/device pairs)" if raw != columns else ""),
         f"knowledge base {doc['kb_version']}",
     ]
     return " · ".join(parts)
+
+
+def differing_hosts(doc: Mapping[str, Any]) -> List[str]:
+    """The hosts that are not like the majority (a status or a probe field), in fleet order."""
+    source_of = {c["name"]: c["source"] for c in doc.get("columns") or []}
+    odd: Dict[str, None] = {}
+    for row in doc.get("issues") or []:
+        statuses = row.get("statuses") or {}
+        if len(statuses) < 2:
+            continue
+        majority = max(statuses, key=lambda st: len(statuses[st]))
+        for status, cols in statuses.items():
+            if status != majority:
+                odd.update({source_of.get(c, c): None for c in cols})
+    for d in (doc.get("environment") or {}).get("differences") or []:
+        values = sorted(d["values"], key=lambda v: -len(v["sources"]))
+        for v in values[1:]:
+            odd.update({str(src): None for src in v["sources"]})
+    order = {s["label"]: n for n, s in enumerate(doc.get("sources") or [])}
+    return sorted(odd, key=lambda h: order.get(h, len(order)))
+
+
+def shown_groups(groups: Sequence[Mapping[str, Any]], issues: Sequence[Mapping[str, Any]],
+                 show_all: bool) -> tuple:
+    """(rows, groups, folded) as the matrix shows them: rows that are not-applicable everywhere
+    folded, and the columns with nothing but n/a and blanks in the rows shown left out."""
+    rows = [r for r in issues if show_all or not _all_na(r)]
+    folded = len(issues) - len(rows)
+    if not show_all:
+        groups = [g for g in groups
+                  if any(g["statuses"].get(r["id"]) not in (None, "not-applicable") for r in rows)] or groups
+    return rows, list(groups), folded
+
+
+def _all_na(row: Mapping[str, Any]) -> bool:
+    return set(row.get("statuses") or {}) <= {"not-applicable"}
 
 
 def merge_text(doc: Mapping[str, Any], show_all: bool = False) -> str:
     groups = doc.get("groups", [])
     issues = doc.get("issues", [])
 
+    rows, columns, folded = shown_groups(groups, issues, show_all)
+
     def render(console: Console) -> None:
-        console.print(Text(header(doc), style="bold"))
+        paragraph(console, header(doc, len(columns) if issues else 0), "bold")
         common = (doc.get("environment") or {}).get("common") or {}
         shown = [
             f"{k} {common[k]}"
@@ -107,33 +182,42 @@ def merge_text(doc: Mapping[str, Any], show_all: bool = False) -> str:
             console.print(Text("everywhere: " + " · ".join(shown), style="dim"))
         console.print()
         if issues:
-            _matrix(console, groups, issues, show_all)
+            _matrix(console, doc, rows, columns, folded)
         else:
             console.print("no results in these reports\n")
+        odd = differing_hosts(doc)
+        if len(odd) > 3:
+            total = int((doc.get("meta") or {}).get("hosts", 0))
+            console.print(Text(f"Hosts that differ from the rest ({len(odd)} of {total}):", style="bold"))
+            paragraph(console, ", ".join(pieces(odd)), indent=2)
+            console.print()
         diffs = difference_lines(doc)
         if diffs:
             console.print(Text("Differences between columns:", style="bold"))
             for line in diffs:
-                console.print(Text(f"  {line}"))
+                hanging(console, "", line, 2)
             console.print()
         for entry in detail_groups(doc):
             r = entry["result"]
-            head = Text()
-            head.append(r["status"].upper(), style=STYLE[r["status"]])
-            head.append(f"  {r['id']}", style="bold")
-            head.append(f" on {others(entry['columns'], 6)}: {r['title']}")
-            console.print(head)
-            console.print(Text(f"    {r['reason']}"))
+            first = f"{r['status'].upper()}  {r['id']} "
+            for n, line in enumerate(wrap(f"on {named(doc, entry['columns'])}: {r['title']}", console.width,
+                                          first, "")):
+                text = Text(line)
+                if n == 0:
+                    text.stylize(STYLE[r["status"]], 0, len(r["status"]))
+                    text.stylize("bold", len(r["status"]) + 2, len(first) - 1)
+                console.print(text, no_wrap=True, crop=False, overflow="ignore")
+            paragraph(console, r["reason"], indent=4)
             for w in r.get("workarounds") or []:
-                console.print(Text(f"    - {w['text']}"))
+                hanging(console, "-", w["text"], 4)
                 if w.get("command"):
-                    console.print(Text(f"        $ {w['command']}", style="cyan"))
+                    hanging(console, "$", w["command"], 8, "cyan")
             console.print()
         fields = field_lines(doc)
         if fields:
             console.print(Text("Probe fields that differ:", style="bold"))
             for line in fields:
-                console.print(Text(f"  {line}"))
+                hanging(console, "", line, 2)
             console.print()
         for m in doc.get("missing", []):
             console.print(Text(f"MISSING {m['name']}: {m['reason']}", style="bold magenta"))
@@ -162,21 +246,14 @@ def _cell(status: Optional[str]) -> Any:
     return Text("n/a" if status == "not-applicable" else status, style=STYLE.get(status, ""))
 
 
-def _matrix(console: Any, groups: Sequence[Mapping[str, Any]], issues: Sequence[Mapping[str, Any]],
-            show_all: bool) -> None:
+def _matrix(console: Any, doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+            groups: Sequence[Mapping[str, Any]], folded: int) -> None:
     """Issues by column groups, fitted to the reader's width: ids whole; long group labels become
-    `#1`, `#2` with a legend; rows that are not-applicable everywhere folded into one line."""
+    `#1`, `#2` with a legend; rows that are not-applicable everywhere folded into one line. Where
+    even numbered columns do not fit, each issue is a line, and those ok on every column one line."""
     from rich import box
     from rich.text import Text
 
-    def all_na(row: Mapping[str, Any]) -> bool:
-        return set(row.get("statuses") or {}) <= {"not-applicable"}
-
-    rows = [r for r in issues if show_all or not all_na(r)]
-    folded = len(issues) - len(rows)
-    if not show_all:  # a column with nothing but n/a and blanks in the rows shown says nothing
-        groups = [g for g in groups
-                  if any(g["statuses"].get(r["id"]) not in (None, "not-applicable") for r in rows)] or groups
     width = console.width
     id_width = max((len(r["id"]) for r in rows), default=5)
     cell_width = max([len(_cell(g["statuses"].get(r["id"])).plain) for r in rows for g in groups] + [3])
@@ -193,23 +270,39 @@ def _matrix(console: Any, groups: Sequence[Mapping[str, Any]], issues: Sequence[
         for row in rows:
             table.add_row(row["id"], *[_cell(g["statuses"].get(row["id"])) for g in groups])
         console.print(table)
+        if numbered:
+            for i, g in enumerate(groups, start=1):
+                paragraph(console, f"#{i} = {_legend(g)}", "dim", 2)
+        else:
+            for g in groups:
+                if len(g["columns"]) > 1:
+                    paragraph(console, _legend(g), "dim", 2)
     elif rows:  # too many columns for any matrix: each issue on its own line, its verdicts by column
+        uniform_ok = [r["id"] for r in rows if set(r.get("statuses") or {}) <= {"ok", "not-applicable"}
+                      and "ok" in (r.get("statuses") or {})]
+        if len(uniform_ok) > 1:
+            paragraph(console, f"ok on every column ({len(uniform_ok)}): " + ", ".join(uniform_ok))
         for row in rows:
+            if row["id"] in uniform_ok and len(uniform_ok) > 1:
+                continue
             line = Text(row["id"], style="bold")
             for status, cols in (row.get("statuses") or {}).items():
                 if status == "not-applicable":
                     continue
                 line.append(f"  {status}", style=STYLE.get(status, ""))
-                line.append(f" on {others(cols, 3)}")
+                line.append(f" on {named(doc, cols, 3) if len(cols) <= 3 else _plural(len(cols), 'column')}")
             console.print(line)
-        numbered = False
-    if numbered:
-        for i, g in enumerate(groups, start=1):
-            console.print(Text(f"  #{i} = {g['label']}", style="dim"))
-    for g in groups:
-        if len(g["columns"]) > 1:
-            console.print(Text(f"  {g['label']}: {g['members']}", style="dim"))
+        for g in groups:
+            paragraph(console, _legend(g), "dim", 2)
     if folded:
         console.print(Text(f"{folded} more cannot arise anywhere here (not-applicable); `--all` lists them",
                            style="dim"))
     console.print()
+
+
+def _legend(group: Mapping[str, Any]) -> str:
+    """A group's label and, where it has several columns, its members as hosts print them."""
+    if len(group["columns"]) <= 1:
+        return str(group["label"])
+    parts = [p.strip() for p in str(group["members"]).split(", ")]
+    return f"{group['label']}: {cut(parts)}"

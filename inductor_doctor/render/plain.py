@@ -7,8 +7,56 @@ same style names as `style.py` (`"bold red"`), as ANSI codes, and only when `sty
 
 from __future__ import annotations
 
-import textwrap
-from typing import List
+import re
+from typing import List, Optional
+
+
+def _tokens(text: str) -> List[str]:
+    """Words, with a `quoted command` kept as one word (its spaces as single spaces)."""
+    out: List[str] = []
+    open_span = False
+    for word in text.split():
+        if open_span:
+            out[-1] += " " + word
+        else:
+            out.append(word)
+        if word.count("`") % 2:
+            open_span = not open_span
+    return out
+
+
+def wrap(text: str, width: int, first: str = "", rest: Optional[str] = None) -> List[str]:
+    """`text` as lines of at most `width` characters, broken between words only: a command in
+    backquotes, a path, a mangled symbol or a URL is never cut; one longer than the line stands
+    alone on its own line. A long comma-separated list without spaces (a hostlist, GPU indices)
+    may break after a comma, which cuts no name."""
+    rest = first if rest is None else rest
+    lines: List[str] = []
+    line = first
+    empty = True
+    for token in _tokens(text):
+        room = width - len(line) - (0 if empty else 1)
+        if len(token) <= room:
+            line += token if empty else " " + token
+            empty = False
+            continue
+        if not empty:  # the next line, whole, where it fits there
+            lines.append(line)
+            line, empty = rest, True
+        if len(token) > width - len(line) and "`" not in token and "," in token.rstrip(","):
+            for piece in re.findall(r"[^,]*,|[^,]+$", token):  # longer than any line: after commas
+                if not empty and len(piece) > width - len(line):
+                    lines.append(line)
+                    line, empty = rest, True
+                line += piece
+                empty = False
+            continue
+        line += token
+        empty = False
+    if not empty or not lines:
+        lines.append(line)
+    return lines
+
 
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "cyan": "36"}
 
@@ -36,12 +84,15 @@ class Writer:
         self.hanging("", text, indent, style)
 
     def hanging(self, marker: str, text: str, indent: int = 0, style: str = "") -> None:
-        """`marker text`, wrapped lines aligned under the text, not under the marker."""
+        """`marker text`, wrapped lines aligned under the text, not under the marker; a command
+        (`$`) is never wrapped: it stands whole on its own line, to be copied."""
         first = " " * indent + (marker + " " if marker else "")
         rest = " " * len(first)
-        wrapped = textwrap.wrap(text, width=max(20, self.width), initial_indent=first, subsequent_indent=rest,
-                                break_long_words=False, break_on_hyphens=False) or [first]
-        for i, ln in enumerate(wrapped):
+        if marker == "$":
+            lines = [first + text]
+        else:
+            lines = wrap(text, max(20, self.width), first, rest)
+        for i, ln in enumerate(lines):
             head = first if i == 0 else rest
             self._lines.append(head + self._paint(ln[len(head):], style))
 

@@ -69,13 +69,23 @@ def summary_line(summary: Any) -> str:
 
 
 def hanging(console: Any, marker: str, text: str, indent: int = 0, style: str = "") -> None:
-    """`marker text` whose wrapped lines align under the text, not under the marker."""
-    from rich.padding import Padding
-    from rich.table import Table
+    """`marker text` whose wrapped lines align under the text, not under the marker. A command
+    (`$`) is never wrapped: it stands whole on its own line at any width, to be copied; prose
+    breaks between words only (`plain.wrap`), so no path, symbol or quoted command is cut."""
     from rich.text import Text
 
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column()
-    grid.add_row(marker, Text(text, style=style))
-    console.print(Padding(grid, (0, 0, 0, indent)))
+    from inductor_doctor.render.plain import wrap
+
+    first = " " * indent + (marker + " " if marker else "")
+    rest = " " * len(first)
+    lines = [first + text] if marker == "$" else wrap(text, console.width, first, rest)
+    for i, line in enumerate(lines):
+        head = first if i == 0 else rest
+        out = Text(head)
+        out.append(line[len(head):], style=style)
+        console.print(out, no_wrap=True, crop=False, overflow="ignore")
+
+
+def paragraph(console: Any, text: str, style: str = "", indent: int = 0) -> None:
+    """A paragraph that wraps under its own indent, never back to the margin, between words only."""
+    hanging(console, "", text, indent, style)

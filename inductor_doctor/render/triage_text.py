@@ -14,7 +14,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from inductor_doctor.render.style import CONFIDENCE, console_to_string
+from inductor_doctor.render.style import CONFIDENCE, console_to_string, hanging
 
 
 def _versions_line(versions: Mapping[str, List[str]]) -> str:
@@ -95,18 +95,12 @@ def _match(console: Console, index: int, r: Mapping[str, Any], log_source: str) 
         console.print(Padding(Text(r["note"], style=style), (0, 0, 0, 3)))
     if r["workarounds"]:
         console.print("   workarounds:")
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(no_wrap=True)
-        grid.add_column()
-        for w in r["workarounds"]:
-            body = Text(w["text"], style="dim" if w.get("moot") else "")
+        for w in r["workarounds"]:  # a command stands whole on its own line, never wrapped
+            hanging(console, "•", w["text"], 5, "dim" if w.get("moot") else "")
             if w.get("command"):
-                body.append("\n")
-                body.append(w["command"], style="dim" if w.get("moot") else "cyan")
+                hanging(console, "$", w["command"], 7, "dim" if w.get("moot") else "cyan")
             if w.get("moot"):
-                body.append(f"\n({w['moot']})", style="dim")
-            grid.add_row("•", body)
-        console.print(Padding(grid, (0, 0, 0, 5)))
+                hanging(console, "", f"({w['moot']})", 7, "dim")
     console.print(Text(f"   more: {r['explain']}", style="dim"))
 
 
