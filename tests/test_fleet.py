@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -243,6 +244,54 @@ def test_a_thousand_gpus_merge_fast(base_report, tmp_path):
     gpu_groups = [g for g in doc["groups"] if g["kind"] == "cuda"]
     assert len(gpu_groups) == 2
     assert {g["label"] for g in gpu_groups} == {f"1023 × {H100} on 128 hosts", "node-077/cuda:5"}
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_the_header_counts_the_columns_the_table_has(base_report, tmp_path, columns):
+    """Two reports: the header's column count is the table's (and its legend's), not the number
+    of host/device pairs, which is said beside it."""
+    a = write(tmp_path, "a.json", member(base_report, "node-a", 8))
+    b = write(tmp_path, "b.json", member(base_report, "node-b", 8, affected=3))
+    out = run_cli(["merge", str(a), str(b)], env={"COLUMNS": columns, "NO_COLOR": "1"}).stdout
+    said = int(re.search(r"· (\d+) columns? \((\d+) host/device pairs\)", " ".join(out.split())).group(1))
+    head = next(ln for ln in out.splitlines() if ln.startswith("issue "))
+    assert head.split()[1:] == [f"#{i}" for i in range(1, said + 1)], out
+    assert len(re.findall(r"^  #\d+ = ", out, re.M)) == said, out
+
+
+def test_a_fleet_of_two_thousand_hosts_fits_a_screen(base_report, tmp_path):
+    """2,000 hosts of 8 GPUs, 21 of them different (8 with an affected GPU, 6 on another torch, 4
+    on another driver, 3 with an inconclusive CPU check): the view at 80 columns fits a screen,
+    the fleet is a hostlist (`node[0000-1999]`), and the odd hosts are grouped by how they differ."""
+    import time
+
+    odd = {90 * (k + 1): k for k in range(21)}  # node0090, node0180, ...
+    paths = []
+    for n in range(2000):
+        k = odd.get(n)
+        d = member(base_report, f"node{n:04d}", 8, affected=k if k is not None and k < 8 else None,
+                   torch="2.12.0+cu128" if k is not None and 8 <= k < 14 else None)
+        if k is not None and 14 <= k < 18:
+            d["environment"]["cuda"]["driver_version"] = "550.54.15"
+        if k is not None and k >= 18:
+            for r in d["results"]:
+                if r["id"] == "block-mask-cpu":
+                    r.update(status="inconclusive", basis="canary", reason="canary timed out after 120s")
+        paths.append(write(tmp_path, f"node{n:04d}.json", d))
+    start = time.monotonic()
+    proc = run_cli(["merge", *map(str, paths)], env={"COLUMNS": "80", "NO_COLOR": "1"})
+    took = time.monotonic() - start
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert len(lines) <= 60, proc.stdout
+    assert max(map(len, lines)) <= 80, proc.stdout
+    text = " ".join(proc.stdout.split())
+    assert "2000 hosts (node[0000-1999])" in text
+    assert "Hosts that differ from the rest (21 of 2000): node[0090,0180," in text
+    assert "torch: 2.12.0+cu128 on node[0810,0900,0990,1080,1170,1260]" in text
+    assert "block-mask-cpu: inconclusive on node[1710,1800,1890]/cpu" in text
+    assert len(re.findall(r"node\d{4}", proc.stdout)) <= 40, "hosts listed one by one"
+    assert took < 240
 
 
 def test_unit_build_with_missing_rank(base_report):

@@ -126,3 +126,19 @@ def test_a_cached_report_names_this_run_not_the_one_cached(tmp_path):
     again = run_json(args, env={**env, "RANK": "0"})
     assert again["meta"]["cached"] is True
     assert again["environment"]["host"]["rank"] == 0
+
+
+def test_host_names_compress_as_cluster_tools_print_them():
+    from inductor_doctor.hostlist import column_parts, compress, pieces
+
+    fleet = [f"node{i:04d}" for i in range(2000)]
+    assert compress(fleet) == "node[0000-1999]"
+    assert compress([h for h in fleet if h not in ("node0090", "node1710")]) == \
+        "node[0000-0089,0091-1709,1711-1999]"
+    assert compress(["node1710", "node0090", "node1710"]) == "node[0090,1710]"
+    assert compress(["node0090"]) == "node0090"
+    assert pieces(["gpu01", "gpu02", "gpu04", "login1", "node-a", "a@rank0", "a@rank1"]) == \
+        ["gpu[01-02,04]", "login1", "node-a", "a@rank[0-1]"]
+    columns = [{"source": h, "device": f"cuda:{i}"} for h in ("n01", "n02", "n03") for i in range(8)
+               if (h, i) != ("n02", 3)] + [{"source": "x", "device": "cpu"}]
+    assert column_parts(columns) == ["n[01,03]/cuda:0-7", "n02/cuda:0-2,4-7", "x/cpu"]
