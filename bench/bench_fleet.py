@@ -69,7 +69,7 @@ def fleet_member(base: Dict[str, Any], host: str, odd: str = "", gpu: int = 0) -
     for i in range(8):
         r = dict(template, device=f"cuda:{i}", status="ok", basis="canary", reason="canary ran clean")
         if odd == "affected" and i == gpu:
-            r.update(status="affected", reason="canary reproduced it: Expect the tensor to be 16 bytes aligned")
+            r.update(status="affected", reason="canary reproduced it: Expect the tensor to be 16 bytes")
         results.append(r)
     if odd == "inconclusive":
         for r in results:
@@ -101,8 +101,8 @@ def bench_merge(n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
         env = dict(os.environ, INDUCTOR_DOCTOR_CACHE_DIR=str(where / "cache"), COLUMNS="80", NO_COLOR="1")
-        proc = subprocess.run([sys.executable, "-m", "inductor_doctor", "check", "--static", "--format", "json",
-                               "-q"], capture_output=True, text=True, env=env)
+        check = [sys.executable, "-m", "inductor_doctor", "check", "--static", "--format", "json", "-q"]
+        proc = subprocess.run(check, capture_output=True, text=True, env=env)
         base = json.loads(proc.stdout)
         paths = write_fleet(base, n, where)
         start = time.perf_counter()
