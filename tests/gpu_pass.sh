@@ -2,6 +2,7 @@
 # One pass of the GPU verification kept in docs/gpu-verification.md, run from the checkout on a GPU
 # host. Every part writes PART.txt under $OUT and one timing line to $OUT/times.txt.
 #   OUT=dir bash tests/gpu_pass.sh [PART ...]    parts: tests check preflight report states suggest bench
+#                                                 atfailure (not in the default pass: minutes of compiles)
 # Extra wheels (pyelftools, jsonschema, ...) may wait in .whl/; they are installed beside, never into,
 # the interpreter under test. .whl/doctor/ may hold the doctor's own wheel and its dependencies, for
 # the benchmark's new venv on a host with no package index.
@@ -64,6 +65,25 @@ for p in "${@:-tests check preflight report states suggest}"; do
         part suggest doctor plan --suggest
         part suggest-json doctor plan --suggest --format json --output "$OUT/suggest.json"
         part suggest-tests "$PY" -m pytest -q -p no:cacheprovider tests/test_plan_suggest.py -m "not slow" ;;
+      atfailure)  # run and why on CUDA: Triton kernels through the step-down and the fresh caches
+        cat >"$OUT/cuda_ok.py" <<'PYEOF'
+import torch
+f = torch.compile(lambda x: (x.sin() + 1).cos())
+print(f(torch.randn(1024, device="cuda")).sum().item())
+PYEOF
+        cat >"$OUT/cuda_lowering_bug.py" <<'PYEOF'
+import torch
+from torch._inductor import lowering
+def wrong(*args, **kwargs):
+    raise NotImplementedError("a lowering Inductor gets wrong")
+lowering.lowerings[torch.ops.aten.sin.default] = wrong
+f = torch.compile(lambda x: x.sin() + 1)
+print(f(torch.randn(1024, device="cuda")).sum().item())
+PYEOF
+        part run-cuda-ok doctor run -- "$PY" "$OUT/cuda_ok.py"
+        part why-cuda-lowering doctor why --all -- "$PY" "$OUT/cuda_lowering_bug.py"
+        part why-cuda-lowering-json doctor why -q --format json --output "$OUT/why-cuda.json" \
+          -- "$PY" "$OUT/cuda_lowering_bug.py" ;;
       bench)  # the doctor as a user installs it: from .whl/doctor/ where this host has no package index
         part bench-speed "$PY" bench/bench_speed.py --runs 3 ${DOCTOR_WHEELS:+--wheels "$DOCTOR_WHEELS"} ;;
       *) echo "unknown part $name" >&2; exit 2 ;;
