@@ -94,6 +94,46 @@ def test_run_forwards_sigterm_to_the_command_and_keeps_its_status(tmp_path):
     assert b"inductor-doctor" not in err  # asked to stop: not a failure to diagnose
 
 
+def test_run_passes_sigint_on_and_dies_of_it_too(tmp_path):
+    prog = program(tmp_path, """
+        import sys, time
+        sys.stdout.write("ready\\n"); sys.stdout.flush()
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([*DOCTOR, "run", "--", sys.executable, prog], env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout.readline() == b"ready\n"
+    proc.send_signal(signal.SIGINT)  # the doctor's, not the command's: it must pass it on
+    out, err = proc.communicate(timeout=60)
+    assert b"KeyboardInterrupt" in err and b"inductor-doctor" not in err
+    assert proc.returncode == -signal.SIGINT  # Python died of SIGINT; so does the doctor
+
+
+def test_run_hands_the_terminal_to_the_command(tmp_path):
+    """On a terminal the command's group is the foreground one (it reads the tty, gets Ctrl-C)."""
+    import pty
+
+    prog = program(tmp_path, """
+        import os, sys
+        print("tty", os.isatty(0), "foreground", os.tcgetpgrp(0) == os.getpgrp(), flush=True)
+    """)
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child: the doctor on a terminal, in its foreground
+        os.execve(sys.executable, [*DOCTOR, "run", "--", sys.executable, prog], ENV)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    assert b"tty True foreground True" in out
+
+
 def test_run_of_a_missing_command_is_the_shells_127():
     proc = doctor("run", "--", "/nonexistent/program")
     assert proc.returncode == 127 and b"No such file" in proc.stderr
