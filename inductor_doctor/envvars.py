@@ -9,7 +9,7 @@ when a prefix would admit it.
 from __future__ import annotations
 
 import re
-from typing import Dict, Mapping, Optional
+from typing import Dict, Mapping, NamedTuple, Optional, Tuple
 
 #: Compilers, their search paths and flags; loaders; Python and its environment managers; caches.
 NAMES = (
@@ -76,3 +76,51 @@ def compiler_env(environ: Optional[Mapping[str, str]] = None) -> list:
 
     environ = os.environ if environ is None else environ
     return [(k, environ[k]) for k in COMPILER if k in environ]
+
+
+# --- settings that make a torch.compile hollow ------------------------------------------------------
+
+
+class Bypass(NamedTuple):
+    """A setting that makes `torch.compile` a no-op, fall back to eager when it fails, or run another
+    backend than the one asked for: the finding compile-bypassed, and what the canary harness sets
+    aside so that a canary tests the stack rather than the setting."""
+
+    name: str  # the environment variable
+    effect: str  # "no-op" | "eager-fallback" | "backend"
+    #: The torch files (relative to the torch package) that read it: what a value means is read
+    #: from the installed release's own code (probe/compile_settings.py), never remembered.
+    reads: Tuple[str, ...]
+    config: Optional[str] = None  # the torch config attribute it sets, where it sets one
+    off: object = False  # that attribute's value when the setting is not in effect
+
+
+#: Read from torch 2.5.1, 2.6.0, 2.9.0 and 2.13.0 (`_dynamo/config.py`, `_dynamo/eval_frame.py`,
+#: `_inductor/compiler_bisector.py`, `_inductor/async_compile.py`): the variables each release reads
+#: that turn compile off, swallow its errors, or swap its backend.
+BYPASSES: Tuple[Bypass, ...] = (
+    Bypass("TORCH_COMPILE_DISABLE", "no-op", ("_dynamo/config.py",), "torch._dynamo.config.disable", False),
+    Bypass("TORCHDYNAMO_DISABLE", "no-op", ("_dynamo/eval_frame.py",)),
+    Bypass("TORCHDYNAMO_SUPPRESS_ERRORS", "eager-fallback", ("_dynamo/config.py",),
+           "torch._dynamo.config.suppress_errors", False),
+    Bypass("TORCH_COMPILE_OVERRIDE_BACKENDS", "backend", ("_dynamo/config.py",),
+           "torch._dynamo.config.debug_backend_override", ""),
+    Bypass("TORCH_BISECT_BACKEND", "backend", ("_inductor/compiler_bisector.py",)),
+    Bypass("TRITON_INTERPRET", "backend",
+           ("_inductor/async_compile.py", "_inductor/runtime/triton_heuristics.py")),
+)
+#: What each effect does to a program, as a finding says it.
+BYPASS_EFFECTS = {
+    "no-op": "torch.compile returns the function unchanged: nothing is compiled",
+    "eager-fallback": "a compile that fails falls back to eager silently instead of raising",
+    "backend": "another backend than the one torch.compile was given compiles (or interprets) the graph",
+}
+
+
+def bypass_table() -> str:
+    """The table as the target's scripts read it ($INDUCTOR_DOCTOR_BYPASS): the variables to remove
+    and the config attributes with the value that undoes them."""
+    import json
+
+    return json.dumps({"env": [b.name for b in BYPASSES],
+                       "config": {b.config: b.off for b in BYPASSES if b.config}}, sort_keys=True)

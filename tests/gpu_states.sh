@@ -127,6 +127,69 @@ trust_gpu_states() {
   rm -rf "$stale"
 }
 
+# canary_state NAME EXPECTATION ONLY [VAR=VALUE ...]: one check *with* canaries (not --static): the
+# headline notices, then every row that is not not-applicable, with its reason.
+canary_state() {
+  local name=$1 expect=$2 only=$3
+  shift 3
+  echo "=== $name"
+  echo "    env: ${*:-(none)}"
+  (
+    for a in "$@"; do export "${a?}"; done
+    "$PY" -m inductor_doctor check --no-cache --only "$only" --format json --python "$PY" \
+      --fail-on never 2>"${TMPDIR:-/tmp}/indoc-state.err" |
+      "$PY" -c '
+import json, sys
+report = json.load(sys.stdin)
+for line in report.get("meta", {}).get("notices") or []:
+    print("    headline: " + line[:220])
+for r in sorted(report["results"], key=lambda r: (r["device"], r["id"])):
+    if r["status"] != "not-applicable":
+        print("    %-10s %-26s %-13s %s" % (r["device"], r["id"], r["status"], r["reason"][:220]))
+print("    canaries: %s run, jobs %s, %.1fs" % (report["meta"].get("canaries_run"), report["meta"].get("jobs"),
+                                             report["meta"].get("duration_s", 0)))
+' || sed 's/^/    stderr: /' "${TMPDIR:-/tmp}/indoc-state.err" | tail -5
+  )
+  echo "    expect: $expect"
+}
+
+# --- issue 25: hollow compiles and a nearly full GPU --------------------------------------------------
+verdicts_gpu_states() {
+  command -v nvidia-smi >/dev/null || { echo "    (no nvidia-smi here: skipped)"; return 0; }
+  local gpu_canaries=view-dtype-align,triton-constexpr-dynamic,triton-ptxas-driver,compile-workers-fail,triton-version-skew
+  canary_state "TORCH_COMPILE_DISABLE=1" \
+    "headline names TORCH_COMPILE_DISABLE=1 (environment); compile-bypassed affected [warning]; every canary ok names 'GPU kernels compiled' (or C++ kernels) and 'set aside for the canary: TORCH_COMPILE_DISABLE=1'" \
+    "$gpu_canaries,compile-bypassed" TORCH_COMPILE_DISABLE=1
+  canary_state "TORCHDYNAMO_SUPPRESS_ERRORS=1 TORCHDYNAMO_DISABLE=1" \
+    "compile-bypassed names both; canaries ok with both set aside" \
+    "$gpu_canaries,compile-bypassed" TORCHDYNAMO_SUPPRESS_ERRORS=1 TORCHDYNAMO_DISABLE=1
+  # A process holding all but ~1 GiB of GPU 0, as another job on a shared GPU would.
+  local holder ready
+  ready=$(mktemp)
+  "$PY" -c '
+import sys, time, torch
+free, total = torch.cuda.mem_get_info(0)
+keep = free - (1 << 30)
+blocks = []
+while keep > (256 << 20):
+    step = min(keep, 8 << 30)
+    blocks.append(torch.empty(step, dtype=torch.uint8, device="cuda:0"))
+    keep -= step
+open(sys.argv[1], "w").write("%d" % torch.cuda.mem_get_info(0)[0])
+time.sleep(1800)
+' "$ready" &
+  holder=$!
+  for _ in $(seq 1 120); do [ -s "$ready" ] && break; sleep 1; done
+  echo "    (a process holds GPU 0: $(( $(cat "$ready" 2>/dev/null || echo 0) >> 20 )) MiB left free)"
+  nvidia-smi --query-gpu=index,memory.free,memory.used --format=csv,noheader | sed 's/^/    nvidia-smi: /'
+  canary_state "GPU 0 nearly full (1 GiB free)" \
+    "headline says once: 'cuda:0 (...) is nearly full: 1.0 GiB free of ... GiB'; its canaries ran one at a time (compare duration with the state above); verdicts true (ok with proof, or inconclusive naming out of memory), none ok without 'compiled'" \
+    "$gpu_canaries"
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null
+  rm -f "$ready"
+}
+
 status=0
 for fn in $(declare -F | awk '{print $3}' | grep '_gpu_states$'); do
   echo "##### $fn"

@@ -35,4 +35,5 @@ def ending(tmp_path: Path, body: str) -> dict:
 def test_each_ending(tmp_path: Path, body: str, expected: dict):
     got = ending(tmp_path, body)
     got.pop("duration_s")
+    assert got.pop("proof") == {}, "nothing imported torch, nothing was compiled: no proof"
     assert got == expected

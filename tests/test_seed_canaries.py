@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import run_json, which_or_skip
 
-from inductor_doctor.check.engine import classify
+from inductor_doctor.check.engine import canary_outcome, classify
 from inductor_doctor.check.runner import CanaryJob, ProcessGroups, run_one
 from inductor_doctor.kb import registry
 from inductor_doctor.model import KnownIssue, Status
@@ -100,6 +100,8 @@ def test_view_align_canary_flags_the_pre_fix_logic(pre_fix_alignment):
 def test_view_align_canary_is_clean_on_this_torch():
     run, (status, reason, _) = run_canary("view-dtype-align", "cpu", {})
     assert status is Status.OK, (reason, run.stderr[-2000:])
+    proof = canary_outcome(issue("view-dtype-align"), run).proof  # an `ok` the verdict table accepts
+    assert proof is not None and "C++ kernel" in proof and "Dynamo captured" in proof, run.result
 
 
 def test_block_mask_conflicting_declaration_is_affected_through_the_cli(tmp_path):

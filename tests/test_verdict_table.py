@@ -27,7 +27,9 @@ RULES: Dict[str, Optional[RuleOutcome]] = {
 CANARIES: Dict[str, Optional[CanaryOutcome]] = {
     "none": None,
     "affected": CanaryOutcome(A, "canary reproduced it: NameError", ("NameError",)),
-    "ok": CanaryOutcome(O, "canary ran clean"),
+    "ok": CanaryOutcome(O, "canary ran clean", proof="Dynamo captured 1 graph; 3 C++ kernels loaded on cpu"),
+    # ran to its end, but nothing shows the path under test ran (compile disabled, an eager fallback)
+    "ok/unproven": CanaryOutcome(O, "the canary ran, but nothing was compiled on cpu: no graph captured"),
     "ok/partial": CanaryOutcome(O, "imports only (no GPU to compile on)", partial=True),
     "inconclusive": CanaryOutcome(I, "canary timed out after 2s"),
     "not-applicable": CanaryOutcome(N, "triton is not installed"),
@@ -40,6 +42,7 @@ PRESENT: Dict[str, Tuple[Status, ...]] = {
     "none":           (I,   A,   L,   L,   O,  O,  I,   N),
     "affected":       (A,   A,   A,   A,   A,  A,  A,   A),
     "ok":             (O,   I,   O,   O,   O,  O,  O,   O),
+    "ok/unproven":    (I,   A,   L,   L,   I,  I,  I,   I),
     "ok/partial":     (O,   A,   L,   L,   O,  O,  I,   N),
     "inconclusive":   (I,   A,   L,   L,   I,  I,  I,   I),
     "not-applicable": (N,   A,   L,   L,   O,  O,  I,   N),
@@ -74,6 +77,15 @@ def test_the_basis_says_who_decided():
 def test_a_partial_canary_never_overrules_a_prediction_into_ok():
     for rule in ("affected/version", "likely/version", "affected/static"):
         assert decide(RULES[rule], True, CANARIES["ok/partial"]).status is not Status.OK
+
+
+def test_a_clean_run_without_proof_is_never_ok():
+    """Whatever the rule says, a canary that compiled nothing decides nothing, and says why."""
+    for rule in ORDER:
+        verdict = decide(RULES[rule], True, CANARIES["ok/unproven"])
+        assert verdict.basis is not Basis.CANARY or verdict.status is Status.INCONCLUSIVE, rule
+        if verdict.basis is Basis.CANARY or RULES[rule] is None:
+            assert "nothing was compiled" in verdict.reason, (rule, verdict.reason)
 
 
 def test_could_not_check_is_never_ok():

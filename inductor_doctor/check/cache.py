@@ -32,10 +32,11 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import Facts
 
 #: Bump when what is stored, or how the key is made, changes.
-VERSION = 2
+VERSION = 3  # 3: the harness reports what a canary exercised (its proof)
 #: Fact fields that change from run to run without the environment changing (`free_bytes` and
-#: `free_inodes`: what /dev/shm has left; its `full` flag is kept).
-VOLATILE = frozenset({"duration_s", "notes", "live", "cached", "cache_scan", "free_bytes", "free_inodes"})
+#: `free_inodes`: what /dev/shm has left; its `full` flag is kept; a GPU's free and used memory).
+VOLATILE = frozenset({"duration_s", "notes", "live", "cached", "cache_scan", "free_bytes", "free_inodes",
+                      "memory_free_mib", "memory_used_mib"})
 #: What a stored run keeps of the canary's output: enough to classify it again.
 KEEP_BYTES = 16 * 1024
 

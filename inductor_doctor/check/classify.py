@@ -3,13 +3,15 @@
 The issue's own exact signatures decide `affected`, in whatever the canary printed; a death by a
 signal counts only together with the signature (an abort is how many unrelated bugs end too). A
 failure that is not the issue's signature is `inconclusive`, with the line that names its cause.
+A clean run carries what the harness saw it exercise (`proof_of`); the verdict table accepts it as
+`ok` only with that proof.
 """
 
 from __future__ import annotations
 
 import re
 import signal as _signal
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from inductor_doctor.check.runner import CanaryRun
 from inductor_doctor.check.verdict import CanaryOutcome
@@ -68,6 +70,60 @@ def signal_name(num: int) -> str:
         return f"signal {num}"
 
 
+def _plural(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def proof_of(run: CanaryRun) -> Tuple[Optional[str], str]:
+    """(what the canary made the stack do on its device, or None when nothing shows the path under
+    test ran; what was seen, for the reason). A CPU canary proves itself with C++ kernels Inductor
+    compiled and the process loaded, a GPU one with GPU kernels compiled, the toolchain with either;
+    what a canary declared through the harness counts everywhere (xla, a child interpreter)."""
+    result = run.result or {}
+    proof = result.get("proof")
+    if not isinstance(proof, dict):
+        why = result.get("proof_error") or "the harness reported no proof"
+        return None, str(why)
+    device = run.job.device
+    graphs, cpu, gpu = (int(proof.get(k) or 0) for k in ("graphs", "cpu_kernels", "gpu_kernels"))
+    declared = [str(d) for d in proof.get("declared") or []]
+    did: List[str] = []  # what ran
+    not_done: List[str] = []  # what did not, said only when nothing proves the path ran
+    if graphs:
+        did.append(f"Dynamo captured {_plural(graphs, 'graph')}")
+    elif "graphs" in proof:
+        not_done.append("Dynamo captured no graph")
+    if cpu:
+        did.append(f"{_plural(cpu, 'C++ kernel')} compiled and loaded")
+    elif device == "cpu":
+        not_done.append("no C++ kernel was loaded")
+    if gpu:
+        did.append(f"{_plural(gpu, 'GPU kernel')} compiled")
+    elif device.startswith("cuda"):
+        not_done.append("no GPU kernel was compiled")
+    if device == "cpu":
+        proven = cpu > 0
+    elif device.startswith("cuda"):
+        proven = gpu > 0
+    elif device == "xla":
+        proven = False
+    else:
+        proven = cpu > 0 or gpu > 0
+    if proven or declared:
+        return f"{'; '.join(did + declared)} on {device}", ""
+    return None, "; ".join(did + not_done + declared) or "nothing"
+
+
+def unproven_reason(run: CanaryRun, seen: str) -> str:
+    """`ran, but nothing was compiled: ...`, with the settings still in effect as it ended."""
+    result = run.result or {}
+    reason = f"the canary ran, but nothing was compiled on {run.job.device}: {seen}"
+    still = [str(s) for s in result.get("in_effect") or []]
+    if still:
+        reason += "; in effect as it ended: " + ", ".join(still)
+    return reason
+
+
 def classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str, ...]]:
     """A canary run → (status, one-line reason, evidence lines)."""
     outcome = canary_outcome(issue, run)
@@ -77,10 +133,25 @@ def classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str,
 def canary_outcome(issue: KnownIssue, run: CanaryRun) -> CanaryOutcome:
     """What a canary run says about its issue, before any rule is weighed (check/verdict.py)."""
     status, reason, evidence = _classify(issue, run)
-    partial = (run.result or {}).get("exercised") == "partial" and status is Status.OK
+    result = run.result or {}
+    partial = result.get("exercised") == "partial" and status is Status.OK
+    set_aside = [str(s) for s in result.get("set_aside") or []]
+    proof: Optional[str] = None
+    if status is Status.OK and not partial:
+        proof, seen = proof_of(run)
+        if proof is None:
+            reason = unproven_reason(run, seen)
+        else:
+            reason += f"; it exercised: {proof}"
+            evidence = evidence + (f"exercised: {proof}",)
+        if set_aside:
+            reason += "; set aside for the canary: " + ", ".join(set_aside)
+    if set_aside:
+        evidence = evidence + ("set aside for the canary (it would make the test hollow): "
+                               + ", ".join(set_aside),)
     if run.unreaped:
         reason += "; it could not be killed (stuck in the kernel, e.g. a hung GPU driver) and was left behind"
-    return CanaryOutcome(status, reason, evidence, partial)
+    return CanaryOutcome(status, reason, evidence, partial, proof)
 
 
 def _classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str, ...]]:

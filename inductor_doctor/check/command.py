@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.check.devices import DeviceFilter
-from inductor_doctor.check.engine import CheckResult, Progress
+from inductor_doctor.check.engine import CheckResult, Progress, nearly_full_gpus
 from inductor_doctor.model import (
     Basis,
     ExitCode,
@@ -133,7 +133,8 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     refusal = cache_refusal()
     if refusal:
         meta["cache_note"] = refusal
-    notices = _notices(findings, issues)
+    notices = [said for _, said in nearly_full_gpus(facts)] if result is not None else []
+    notices += _notices(findings, issues)
     if notices:
         meta["notices"] = notices
     if result is not None and result.interrupted is not None:
@@ -200,7 +201,8 @@ def _examine(
         store = CanaryStore(not request.static, facts, reuse=request.use_cache)
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
                                timeout_s=request.timeout_s, jobs=jobs, store=store,
-                               canary_env=machine_env(facts))
+                               canary_env=machine_env(facts),
+                               crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
         result = run_checks(facts, issues, options, progress, finish_facts=finish)
         findings = result.findings if share is None else share.findings(result.findings)
         return facts, result, findings

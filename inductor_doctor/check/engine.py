@@ -38,6 +38,8 @@ class CheckOptions:
     jobs: int = 1
     store: Optional[CanaryStore] = None  # the canary cache; None keeps and reuses nothing
     canary_env: Dict[str, str] = field(default_factory=dict)  # given to every canary (machine facts)
+    #: GPUs ("cuda:0") nearly full (nearly_full_gpus): their canaries run one at a time.
+    crowded: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -177,7 +179,39 @@ def _attach_canary(cell: Cell, options: CheckOptions) -> None:
             needs=canary.needs,
             env={**options.canary_env, **canary.env},
             affected_signals=tuple(canary.affected_exit_signals),
+            one_at_a_time=_crowded_device(cell.device, options.crowded),
         )
+
+
+def _crowded_device(device: str, crowded: Sequence[str]) -> Optional[str]:
+    """The nearly full GPU a canary on `device` would use: its own, or for a toolchain canary (which
+    compiles on the first visible GPU when there is one) cuda:0."""
+    if device in crowded:
+        return device
+    if device == "toolchain" and "cuda:0" in crowded:
+        return "cuda:0"
+    return None
+
+
+#: Less free GPU memory than this and the GPU is nearly full: a canary's CUDA context alone takes
+#: about 0.5 GiB, its kernels' buffers more, and up to five canaries use one GPU at once.
+NEARLY_FULL_MIB = 4096
+
+
+def nearly_full_gpus(facts: Facts) -> List[Tuple[str, str]]:
+    """[(device, the sentence the headline says)] for each GPU whose free memory (nvidia-smi's
+    memory.free, read by the probe) is below NEARLY_FULL_MIB."""
+    out = []
+    for gpu in facts.gpus:
+        free = gpu.memory_free_mib
+        if free is None or free >= NEARLY_FULL_MIB:
+            continue
+        total = f" of {gpu.memory_mib / 1024:.1f} GiB" if gpu.memory_mib else ""
+        used = f", {gpu.memory_used_mib / 1024:.1f} GiB in use" if gpu.memory_used_mib is not None else ""
+        out.append((gpu.device, f"{gpu.device} ({gpu.name}) is nearly full: {free / 1024:.1f} GiB free{total}"
+                    f"{used} by other processes; its canaries run one at a time, and a compile there may "
+                    "run out of memory"))
+    return out
 
 
 # --- 2. run: the canaries the cache cannot answer, slowest first -----------------------------------

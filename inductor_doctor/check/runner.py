@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from inductor_doctor.envvars import bypass_table
 from inductor_doctor.target import marker, script
 
 HARNESS = script("harness.py")
@@ -39,6 +40,9 @@ class CanaryJob:
     needs: Sequence[str] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     affected_signals: Tuple[int, ...] = ()  # a death by one of these *is* the issue
+    #: Jobs with the same `one_at_a_time` run one after another (a nearly full GPU: side by side,
+    #: each canary's CUDA context and buffers would starve the others); None runs in parallel.
+    one_at_a_time: Optional[str] = None
 
 
 @dataclass
@@ -174,7 +178,19 @@ def compile_threads(base: Mapping[str, str], extra: Mapping[str, str], device: s
 
 def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str],
                device: str = "") -> Dict[str, str]:
-    """Fresh Inductor and Triton caches, the compile threads above, unbuffered output."""
+    """What a canary inherits from the user, decided here and in the harness, nowhere else.
+
+    Kept: everything that shapes the stack under test: the compiler and its flags (CC, CXX,
+    CFLAGS...), the search paths (PATH, LD_LIBRARY_PATH, PYTHONPATH, CPATH...), device visibility
+    (CUDA_VISIBLE_DEVICES, PJRT_DEVICE...), and every other TORCHINDUCTOR_*/TRITON_* setting.
+    Replaced: Inductor's and Triton's cache directories and TMPDIR by fresh ones in the canary's
+    scratch directory (a cache hit would compile nothing; where the user's caches live is a static
+    check, cache-dir-*), the compile threads above, unbuffered output.
+    Set aside: what would make the test hollow (envvars.BYPASSES: compile off, errors swallowed into
+    an eager fallback, another backend). The table goes to the harness ($INDUCTOR_DOCTOR_BYPASS),
+    which removes those variables and undoes those config values in the canary's own process, where
+    a sitecustomize may have set them too, and reports what it set aside.
+    """
     env = dict(base)
     threads, cold_pool = compile_threads(base, extra, device)
     env.update(
@@ -189,6 +205,7 @@ def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str],
         env["TORCH_WARM_POOL"] = "0"
     env.update(extra)
     env[MARKER_ENV] = str(scratch)
+    env["INDUCTOR_DOCTOR_BYPASS"] = bypass_table()
     env["INDUCTOR_DOCTOR_STAGE_FILE"] = str(scratch / STAGE_FILE)
     (scratch / "tmp").mkdir(parents=True, exist_ok=True)
     return env
@@ -417,11 +434,19 @@ def run_all(
     """Runs every job, `parallel` at a time. On KeyboardInterrupt every group is killed first."""
     groups = groups or ProcessGroups()
     results: Dict[str, CanaryRun] = {}
+    serial = {j.one_at_a_time: threading.Lock() for j in jobs if j.one_at_a_time}
 
     def task(job: CanaryJob) -> CanaryRun:
-        if on_start:
-            on_start(job)
-        run = run_one(job, groups)
+        lock = serial.get(job.one_at_a_time) if job.one_at_a_time else None
+        if lock is not None:
+            lock.acquire()
+        try:
+            if on_start:
+                on_start(job)
+            run = run_one(job, groups)
+        finally:
+            if lock is not None:
+                lock.release()
         results[job.key] = run
         if on_done:
             on_done(run)

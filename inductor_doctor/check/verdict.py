@@ -8,6 +8,9 @@ it could exercise the whole failure path or only part of it). The principles:
 * a canary that reproduced the bug decides (`affected`);
 * a canary that ran the whole failure path clean overrules a prediction (`ok`), but not conclusive
   static evidence (a missing header, an unexported symbol): that disagreement is `inconclusive`;
+* a clean canary is `ok` only with proof that the path under test ran (graphs captured, kernels
+  compiled and loaded on its device: `CanaryOutcome.proof`, gathered by the harness); one that ran
+  but compiled nothing counts as a canary that could not check: `inconclusive`, saying so;
 * a canary that exercised only part of the path (imports only, no GPU to compile on) never turns a
   prediction into `ok`;
 * a canary that failed otherwise, or could not run, leaves a prediction standing, else it is
@@ -32,6 +35,9 @@ class CanaryOutcome:
     reason: str
     evidence: Tuple[str, ...] = ()
     partial: bool = False  # it could exercise only part of the failure path (and that part ran clean)
+    #: What the canary made the stack do (graphs, kernels, on which device); None: nothing shows that
+    #: the path under test ran, and a clean run is then no `ok`.
+    proof: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,9 @@ def decide(
 
     if canary.status is Status.AFFECTED:
         return Verdict(Status.AFFECTED, Basis.CANARY, canary.reason, canary.evidence)
+
+    if canary.status is Status.OK and not canary.partial and canary.proof is None:
+        canary = CanaryOutcome(Status.INCONCLUSIVE, canary.reason, canary.evidence)
 
     if canary.status is Status.OK and not canary.partial:
         if _conclusive_affected(rule):

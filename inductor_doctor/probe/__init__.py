@@ -137,6 +137,7 @@ def gather(
         _diskcache,
         abi,
         caches,
+        compile_settings,
         compiler,
         cuda,
         gpu_catalog,
@@ -202,6 +203,9 @@ def gather(
             packages=pkgs,
             env=relevant_env(env),
             caches=_result(f_caches, lambda m: None, notes, "cache directories"),
+            compile_settings=_result(
+                ex.submit(compile_settings.gather, torch_info.path if torch_info else None, env, t),
+                lambda m: None, notes, "compile settings"),
         )
         # GPU/CUDA catalog (cuda-devices-hidden and the above): gpus become the ones torch will see.
         gpu_catalog.fold(facts, _result(f_gpu_catalog, lambda m: gpu_catalog.Static(), notes,

@@ -47,7 +47,8 @@ def driver_from_proc(path: str = PROC_VERSION) -> Optional[str]:
 
 
 def parse_gpu_csv(text: str) -> List[GPUInfo]:
-    """`index, name, compute_cap, memory.total [MiB], uuid` lines from nvidia-smi."""
+    """`index, name, compute_cap, memory.total [MiB], uuid[, memory.free, memory.used]` lines from
+    nvidia-smi (in MiB, `nounits`)."""
     gpus = []
     for line in text.splitlines():
         cols = [c.strip() for c in line.split(",")]
@@ -61,6 +62,8 @@ def parse_gpu_csv(text: str) -> List[GPUInfo]:
             gpu.memory_mib = int(m.group(1)) if m else None
         if len(cols) > 4 and cols[4].startswith("GPU-"):
             gpu.uuid = cols[4]
+        if len(cols) > 6 and cols[5].isdigit() and cols[6].isdigit():
+            gpu.memory_free_mib, gpu.memory_used_mib = int(cols[5]), int(cols[6])
         gpus.append(gpu)
     return gpus
 
@@ -72,14 +75,15 @@ def _smi(path: str, args: List[str]) -> Tuple[bool, str, str]:
 
 def query_nvidia_smi(path: str, info: CudaInfo) -> None:
     """GPUs and the driver's CUDA version; two calls in parallel (the query and the banner)."""
-    fields = "index,name,compute_cap,memory.total,uuid"
+    fields = "index,name,compute_cap,memory.total,uuid,memory.free,memory.used"
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="indoc-smi") as ex:
         q = ex.submit(_smi, path, [f"--query-gpu={fields}", "--format=csv,noheader,nounits"])
         banner = ex.submit(_smi, path, [])
         ok, out, why = q.result()
         if not ok:  # drivers before ~510 do not know compute_cap
             ok, out, why = _smi(
-                path, ["--query-gpu=index,name,memory.total,uuid", "--format=csv,noheader,nounits"]
+                path, ["--query-gpu=index,name,memory.total,uuid,memory.free,memory.used",
+                       "--format=csv,noheader,nounits"]
             )
             if ok:
                 out = "\n".join(_insert_blank_cap(line) for line in out.splitlines())

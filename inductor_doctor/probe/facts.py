@@ -80,6 +80,9 @@ class GPUInfo:
     name: str
     sm: Optional[str] = None  # compute capability as "9.0"
     memory_mib: Optional[int] = None
+    #: What nvidia-smi says is free and used now (other processes' memory); never part of a key.
+    memory_free_mib: Optional[int] = None
+    memory_used_mib: Optional[int] = None
     sm_count: Optional[int] = None  # multiprocessors; known from the live probe
     uuid: Optional[str] = None
     big_gpu: Optional[bool] = None  # torch._inductor.utils.is_big_gpu, from the live probe
@@ -296,6 +299,35 @@ class CacheInfo:
 
 
 @dataclass
+class BypassSetting:
+    """One setting that makes torch.compile hollow (envvars.BYPASSES), and where it comes from."""
+
+    setting: str  # as written: "TORCH_COMPILE_DISABLE=1", "torch._dynamo.config.suppress_errors = True"
+    effect: str  # "no-op" | "eager-fallback" | "backend"
+    source: str  # "environment", "/usr/lib/python3.11/sitecustomize.py:3", "set at start-up"
+    how: str = ""  # how the installed torch reads it, and from which file
+
+
+@dataclass
+class StartupLine:
+    """A line of a file Python runs at start-up (sitecustomize, usercustomize, a .pth) naming a setting."""
+
+    path: str
+    line: int
+    text: str
+    mtime_ns: Optional[int] = None  # keys the live probe's kept answer: an edit is a new answer
+
+
+@dataclass
+class CompileSettingsInfo:
+    """What makes torch.compile a no-op, fall back to eager, or use another backend (compile-bypassed)."""
+
+    found: List[BypassSetting] = field(default_factory=list)
+    startup: List[StartupLine] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+
+@dataclass
 class Facts:
     python: PythonInfo
     torch: Optional[TorchInfo] = None  # None: torch is not installed for the target interpreter
@@ -312,6 +344,7 @@ class Facts:
     duration_s: float = 0.0
     # --- GPU/CUDA catalog (cuda-toolkit-missing) ---
     toolkit: Optional[CudaToolkitInfo] = None  # None: not probed
+    compile_settings: Optional[CompileSettingsInfo] = None  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

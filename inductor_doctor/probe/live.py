@@ -20,7 +20,8 @@ import tempfile
 import threading
 from typing import Any, Dict, Optional
 
-from inductor_doctor.probe import loader
+from inductor_doctor.envvars import bypass_table
+from inductor_doctor.probe import compile_settings, loader
 from inductor_doctor.probe._elf import ELF_ERRORS
 from inductor_doctor.probe._proc import run
 from inductor_doctor.probe.facts import Facts, GPUInfo, TorchInfo, TritonInfo
@@ -36,6 +37,7 @@ def query(python: str, timeout_s: float = 60.0, cancel: Optional[threading.Event
     # Keep the probe cheap and quiet: no compile workers, no Triton autotuning, no CUDA warm-up.
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env.setdefault("PYTHONWARNINGS", "ignore")
+    env["INDUCTOR_DOCTOR_BYPASS"] = bypass_table()  # compile-bypassed: what to read back
     with tempfile.TemporaryDirectory(prefix="indoc-live-") as tmp:
         # Inductor's and Triton's caches in the throwaway directory too: on a GPU host the probe's
         # import of torch._inductor.utils made the user's /tmp/torchinductor_<user>, which changed
@@ -92,14 +94,16 @@ def cache_key(facts: Facts, python: str) -> Optional[list]:
     if interpreter is None or here is None:
         return None
     d = facts.to_dict()
-    static = {k: d.get(k) for k in ("torch", "triton", "xla", "cuda", "packages", "env", "toolkit")}
+    static = {k: d.get(k) for k in ("torch", "triton", "xla", "cuda", "packages", "env", "toolkit",
+                                     "compile_settings")}
     blob = json.dumps(_without_volatile(static), sort_keys=True, default=str)
     return [interpreter, here, hashlib.sha256(blob.encode()).hexdigest()]
 
 
 def _without_volatile(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _without_volatile(v) for k, v in value.items() if k not in ("notes", "duration_s")}
+        return {k: _without_volatile(v) for k, v in value.items()
+                if k not in ("notes", "duration_s", "memory_free_mib", "memory_used_mib")}
     if isinstance(value, list):
         return [_without_volatile(v) for v in value]
     return value
@@ -137,6 +141,7 @@ def merge(facts: Facts, live: Dict[str, Any]) -> None:
     _merge_cuda(facts, live)
     _merge_triton(facts, live)
     _merge_loaded(facts, live)
+    compile_settings.merge_live(facts, live)
     from inductor_doctor.probe import gpu_catalog  # GPU/CUDA catalog
 
     gpu_catalog.merge_live(facts, live)

@@ -8,6 +8,20 @@ only part of its failure path (imports, but no GPU to compile on) and found that
 SystemExit("PARTIAL: <what it could run>"), so that a clean part never passes for a clean whole; one
 that ran clean for a reason the user should read (a workaround already in effect) raises
 SystemExit("OK: <why>").
+
+An `ok` needs proof that the path under test ran, and the harness gathers it after every script,
+so that a new canary has it without a line of its own (`_exercised`): the graphs Dynamo captured
+(its `counters`), the C++ kernels Inductor compiled that this process loaded (shared objects of the
+canary's fresh Inductor cache mapped in /proc/self/maps) and the GPU kernels compiled into the fresh
+Inductor and Triton caches (cubin, hsaco, spv). A script that exercises something the harness cannot
+see (a child interpreter, a library it builds and loads itself) declares it with
+`indoc_harness.exercised("what ran")`, a module the harness provides.
+
+Settings that would make the test hollow (torch.compile a no-op, a fall back to eager on error,
+another backend) are set aside before the script runs (`_set_aside`): the variables named in
+$INDUCTOR_DOCTOR_BYPASS are removed from this process's environment (a sitecustomize may have set
+them), and torch config attributes already set at start-up are put back to their defaults. The
+result names what was set aside, and what was still in effect when the script ended.
 While the script runs, where it is (its innermost frame, and its own line that led there) is written
 to $INDUCTOR_DOCTOR_STAGE_FILE twice a second: a canary stopped at its timeout can say what it was
 doing.
@@ -90,6 +104,121 @@ def _keep_machine_facts():
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
 
 
+#: Compiled GPU kernels, as Triton and Inductor keep them (CUDA, ROCm, XPU).
+GPU_BINARIES = (".cubin", ".hsaco", ".spv", ".zebin")
+
+
+def _declared_api(declared):
+    """`import indoc_harness; indoc_harness.exercised(what)` for a canary."""
+    import types
+
+    api = types.ModuleType("indoc_harness")
+    api.__doc__ = "What a canary ran that the harness cannot see for itself."
+    api.exercised = lambda what: declared.append(str(what)[:300])
+    sys.modules[api.__name__] = api
+
+
+def _bypass_table():
+    try:
+        table = json.loads(os.environ.get("INDUCTOR_DOCTOR_BYPASS") or "{}")
+    except ValueError:
+        table = {}
+    return table if isinstance(table, dict) else {}
+
+
+def _config_module(dotted):
+    """(module, attribute) of "torch._dynamo.config.disable", if that module is already imported."""
+    module, _, attr = dotted.rpartition(".")
+    return sys.modules.get(module), attr
+
+
+def _set_aside(table):
+    """Remove what would make the test hollow; returns what was removed, as the user would read it."""
+    removed = []
+    for name in table.get("env") or []:
+        if name in os.environ:
+            removed.append(f"{name}={os.environ.pop(name)}")
+    for dotted, off in sorted((table.get("config") or {}).items()):
+        mod, attr = _config_module(dotted)
+        if mod is None or not hasattr(mod, attr):
+            continue
+        try:
+            value = getattr(mod, attr)
+            if value != off:
+                setattr(mod, attr, off)
+                removed.append(f"{dotted}={value!r} (set at start-up)")
+        except Exception:  # noqa: BLE001 - a config that refuses is left; the proof will tell
+            continue
+    return removed
+
+
+def _in_effect(table):
+    """The hollow settings in effect as the script ended (set again after the harness set them aside)."""
+    found = []
+    for dotted, off in sorted((table.get("config") or {}).items()):
+        mod, attr = _config_module(dotted)
+        try:
+            if mod is not None and hasattr(mod, attr) and getattr(mod, attr) != off:
+                found.append(f"{dotted}={getattr(mod, attr)!r}")
+        except Exception:  # noqa: BLE001
+            continue
+    torch = sys.modules.get("torch")
+    compile_fn = getattr(torch, "compile", None) if torch is not None else None
+    code = getattr(compile_fn, "__code__", None)
+    home = os.path.dirname(getattr(torch, "__file__", "") or "")
+    if code is not None and home and not os.path.abspath(code.co_filename).startswith(home + os.sep):
+        found.append(f"torch.compile replaced by {getattr(compile_fn, '__module__', '?')}."
+                     f"{getattr(compile_fn, '__qualname__', '?')} ({code.co_filename})")
+    return found
+
+
+def _mapped_under(root):
+    """Distinct shared objects under `root` this process has mapped (loaded), from /proc/self/maps."""
+    seen = set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                path = parts[5].strip() if len(parts) == 6 else ""
+                if path.startswith(root + os.sep) and ".so" in os.path.basename(path):
+                    seen.add(path)
+    except OSError:
+        return None
+    return len(seen)
+
+
+def _files_with(roots, suffixes):
+    count = 0
+    for root in roots:
+        for _, _, files in os.walk(root):
+            count += sum(1 for f in files if f.endswith(suffixes))
+    return count
+
+
+def _exercised(declared):
+    """What the script made the compile stack do, read from what ran, never from what it said."""
+    proof = {}
+    utils = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(utils, "counters", None)
+    if counters is not None:
+        try:
+            proof["graphs"] = int(counters["stats"]["unique_graphs"])
+        except Exception:  # noqa: BLE001 - another torch's counters
+            pass
+    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    triton = os.environ.get("TRITON_CACHE_DIR")
+    if inductor and os.path.isdir(inductor):
+        loaded = _mapped_under(os.path.realpath(inductor))
+        if loaded is not None:
+            proof["cpu_kernels"] = loaded
+    roots = [d for d in (inductor, triton) if d and os.path.isdir(d)]
+    if roots:
+        proof["gpu_kernels"] = _files_with(roots, GPU_BINARIES)
+    if declared:
+        proof["declared"] = list(declared)
+    return proof
+
+
 def main():
     script, device = sys.argv[1], sys.argv[2]
     needs = [n for n in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if n]
@@ -108,6 +237,10 @@ def main():
         watcher = threading.Thread(target=_watch, args=where, name="indoc-stage", daemon=True)
         watcher.start()
     _keep_machine_facts()
+    table = _bypass_table()
+    set_aside = _set_aside(table)
+    declared = []
+    _declared_api(declared)
     sys.argv = [script, device]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     result = {"status": "ok"}
@@ -132,6 +265,15 @@ def main():
             "traceback": tb[-12000:],
         }
     result["duration_s"] = round(time.monotonic() - start, 3)
+    try:
+        result["proof"] = _exercised(declared)
+        if set_aside:
+            result["set_aside"] = set_aside
+        still = _in_effect(table)
+        if still:
+            result["in_effect"] = still
+    except Exception as exc:  # noqa: BLE001 - no proof is an answer too (never `ok`)
+        result["proof_error"] = f"{type(exc).__name__}: {exc}"
     _report(result)
 
 

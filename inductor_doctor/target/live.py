@@ -113,6 +113,31 @@ def big_gpu(out):
     return [bool(is_big_gpu(d["index"])) for d in out["devices"]]
 
 
+def compile_settings(torch):
+    """What makes torch.compile hollow in this interpreter after its start-up ran (a sitecustomize
+    may set it): the variables of $INDUCTOR_DOCTOR_BYPASS as this process sees them, the values of
+    its config attributes in modules already imported (importing Dynamo here would cost seconds; a
+    start-up file that sets one has imported it), and whether torch.compile is torch's own."""
+    try:
+        table = json.loads(os.environ.get("INDUCTOR_DOCTOR_BYPASS") or "{}")
+    except ValueError:
+        table = {}
+    out = {"env": {n: os.environ[n] for n in table.get("env") or [] if n in os.environ}, "config": {}}
+    for dotted, off in sorted((table.get("config") or {}).items()):
+        module, _, attr = dotted.rpartition(".")
+        mod = sys.modules.get(module)
+        if mod is not None and hasattr(mod, attr) and getattr(mod, attr) != off:
+            value = getattr(mod, attr)
+            out["config"][dotted] = value if isinstance(value, (bool, int, float, str)) else repr(value)
+    fn = getattr(torch, "compile", None)
+    code = getattr(fn, "__code__", None)
+    home = os.path.dirname(torch.__file__)
+    if code is not None and not os.path.abspath(code.co_filename).startswith(home + os.sep):
+        out["compile_replaced"] = "{}.{} ({})".format(getattr(fn, "__module__", "?"),
+                                                      getattr(fn, "__qualname__", "?"), code.co_filename)
+    return out
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     if sys.path and os.path.abspath(sys.path[0] or ".") in (here, os.getcwd()):
@@ -150,6 +175,7 @@ def main():
     guard("arch_list", lambda: arch_list(torch))
     guard("device_count", lambda: int(torch.cuda.device_count()) if torch.version.cuda else None)
     guard("gpu_extra", lambda: gpu_extra(torch, out))
+    guard("compile_settings", lambda: compile_settings(torch))
     out["stage"] = "done"
     emit(out)
 

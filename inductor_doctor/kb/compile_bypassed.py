@@ -1,0 +1,77 @@
+"""A setting makes torch.compile a no-op, fall back to eager when it fails, or run another backend.
+
+`TORCH_COMPILE_DISABLE=1`, `TORCHDYNAMO_DISABLE=1`, `TORCHDYNAMO_SUPPRESS_ERRORS`, a backend override
+(`TORCH_COMPILE_OVERRIDE_BACKENDS`, `TORCH_BISECT_BACKEND`), `TRITON_INTERPRET=1`, the same config
+set by a sitecustomize, or `torch.compile` replaced at start-up: the program runs, and nothing it
+asks to compile is compiled (or a failure is swallowed). Nothing fails, so nothing says so; every
+`ok` of a check run in that environment would be hollow. The canaries run with these settings set
+aside (target/harness.py), so they still test the stack; this finding says the setting is there,
+from where, and what the installed torch does with it (probe/compile_settings.py reads that from
+the release's own code).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List
+
+from inductor_doctor.envvars import BYPASS_EFFECTS
+from inductor_doctor.kb._catalog import one
+from inductor_doctor.model import DeviceKind, KnownIssue, RuleOutcome, Severity, Signature, Status, Workaround
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.probe.facts import Facts
+
+
+def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.torch is None or not facts.torch.version:
+        return one(Status.NOT_APPLICABLE, "torch is not installed (torch-missing says so)")
+    info = facts.compile_settings
+    if info is None:
+        return one(Status.INCONCLUSIVE, "the compile settings were not read (facts from an older doctor)")
+    if not info.found:
+        said = "; ".join(info.notes)
+        return one(Status.OK, "no setting turns torch.compile off, swallows its errors or swaps its backend"
+                   + (f" ({said})" if said else ""))
+    parts = [f"{s.setting} ({s.source}): {BYPASS_EFFECTS.get(s.effect, s.effect)}" for s in info.found]
+    how = "; ".join(s.how for s in info.found if s.how)
+    return one(Status.AFFECTED, "; ".join(parts) + (f" [{how}]" if how else "")
+               + ". The canaries ran with it set aside; your programs do not")
+
+
+ISSUE = KnownIssue(
+    id="compile-bypassed",
+    title="A setting turns torch.compile off, makes it fall back to eager, or swaps its backend",
+    severity=Severity.WARNING,
+    devices=(DeviceKind.TOOLCHAIN,),
+    upstream=("pytorch/pytorch#87440", "pytorch/pytorch#106152"),
+    aliases=("torch-compile-disable", "torchdynamo-disable", "suppress-errors", "compile-disabled"),
+    summary=(
+        "TORCH_COMPILE_DISABLE, TORCHDYNAMO_DISABLE, TORCHDYNAMO_SUPPRESS_ERRORS, a backend override "
+        "(TORCH_COMPILE_OVERRIDE_BACKENDS, TORCH_BISECT_BACKEND), TRITON_INTERPRET=1, or the same set "
+        "in torch's config by a sitecustomize: torch.compile runs nothing it was asked to compile, or "
+        "swallows its failures and runs eager. Nothing fails, so nothing tells; the finding names the "
+        "setting, where it comes from, and what the installed torch does with its value."
+    ),
+    signatures=(
+        # From torch 2.2 (glog format), Dynamo logs a swallowed compile error at WARNING only when
+        # suppress_errors is on; a graph break, a soft failure, is logged at INFO.
+        Signature(r"convert_frame\.py:\d+\] WON'T CONVERT \S+",
+                  note="Dynamo swallowed a compile error and ran the frame eager (suppress_errors is on)"),
+        # torch 2.0 and the 2.1 nightlies printed it at WARNING before raising too (pytorch#106152).
+        Signature(r"WON'T CONVERT \S+ .+ line \d+", "partial",
+                  note="a frame left to eager; at WARNING level from torch 2.2 on, that is suppress_errors"),
+    ),
+    workarounds=(
+        Workaround("Unset the variables that turn compile off or swallow its errors, then compile "
+                   "again to see the real error",
+                   "unset TORCH_COMPILE_DISABLE TORCHDYNAMO_DISABLE TORCHDYNAMO_SUPPRESS_ERRORS "
+                   "TORCH_COMPILE_OVERRIDE_BACKENDS TORCH_BISECT_BACKEND TRITON_INTERPRET", "env"),
+        Workaround("A sitecustomize, usercustomize or .pth file that sets torch._dynamo.config."
+                   "suppress_errors, disable or debug_backend_override, or replaces torch.compile: "
+                   "remove the line the finding names", None, "other"),
+        Workaround("Where the eager fallback is deliberate, keep it, and find what it hides with "
+                   "TORCHDYNAMO_VERBOSE=1 (the swallowed error is logged as WON'T CONVERT)", None, "other"),
+    ),
+    rule=rule,
+    headline=True,
+)
