@@ -45,6 +45,7 @@ DOCTOR_OWN = {
     "STAGE_FILE": "where a canary's harness writes how far it got",
     "MACHINE_DIR": "where canaries share what they learnt about this CPU",
     "CXX_ID": "the compiler the probe found, for the canaries' records",
+    "BYPASS": "the settings a canary's harness sets aside, and the live probe reads back (compile-bypassed)",
     "EARLY_ISA": "1: the harness learns the CPU's vector ISAs beside the canary",
     "CPU_COMPILE_THREADS": "the compile threads a CPU canary may use",
     "HOOK": "0: the exception hook (inductor_doctor.hook, its .pth) does nothing",
