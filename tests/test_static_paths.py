@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parent.parent
 
 LIBCUDA_RULE = r"""
 import json, os, sys
-from inductor_doctor.probe import cuda
+from inductor_doctor.probe import cuda, loader
 from inductor_doctor.probe.facts import CudaInfo, Facts, GPUInfo, PythonInfo, TritonInfo
 from inductor_doctor.kb import libcuda_not_found
 info = cuda.toolkit_info(CudaInfo(driver_version="580.159.04"), dict(os.environ), "x86_64")
@@ -31,7 +31,8 @@ info.gpus = [GPUInfo(0, "NVIDIA H100 80GB HBM3", sm="9.0")]
 facts = Facts(PythonInfo(sys.executable, "3.11.7", platform="linux"), cuda=info,
               triton=TritonInfo(version=sys.argv[1], path="/nonexistent/triton"), env=dict(os.environ))
 [o] = libcuda_not_found.rule(facts)
-print(json.dumps({"status": o.status.value, "reason": o.reason, "paths": info.libcuda_paths,
+found = loader.find_library("libcuda.so.1", {"machine": "x86_64"})  # what libstdc++'s search uses
+print(json.dumps({"status": o.status.value, "reason": o.reason, "paths": info.libcuda_paths, "found": found,
                   "missing": getattr(info, "libcuda_missing", None)}))
 """
 
@@ -71,10 +72,10 @@ def test_a_loader_cache_listing_a_libcuda_that_is_gone_is_not_ok(tmp_path):
     if subprocess.run([*wrap, "true"]).returncode != 0:
         pytest.skip("cannot bind-mount over /etc/ld.so.cache in a private namespace here")
     there = _rule("3.6.0", wrap=wrap)  # the library is there: found, and Triton 3.6 links it by soname
-    assert there["status"] == "ok" and there["paths"] == [str(lib)], there
+    assert there["status"] == "ok" and there["paths"] == [str(lib)] and there["found"] == str(lib), there
     shutil.rmtree(lib.parent)  # the cache now lists a file that is gone
     gone = _rule("3.6.0", wrap=wrap)
-    assert gone["paths"] == [] and gone["missing"] == [str(lib)], gone
+    assert gone["paths"] == [] and gone["missing"] == [str(lib)] and gone["found"] is None, gone
     assert gone["status"] == "affected", gone
     assert f"the ldconfig cache lists {lib}, which is not there" in gone["reason"]
 
@@ -116,7 +117,7 @@ def test_a_stale_triton_on_pythonpath_is_named_with_the_first_thing_to_do(tmp_pa
     first advice takes that directory off PYTHONPATH; installing Triton again would change nothing."""
     python = venv_python("catalog-nvjitlink-skew")
     stale = _stale_triton(tmp_path)
-    only = "triton-missing,ptxas-unsupported-arch"
+    only = "triton-missing,ptxas-unsupported-arch,triton-version-skew"
     clean = _check_json(python, only, {"PYTHONPATH": str(HERE)})
     [before] = [r for r in clean["results"] if r["id"] == "triton-missing"]
     assert before["status"] == "ok", before
@@ -127,6 +128,11 @@ def test_a_stale_triton_on_pythonpath_is_named_with_the_first_thing_to_do(tmp_pa
     assert says in f["reason"]
     assert f["workarounds"][0]["command"] == f"export PYTHONPATH={HERE}", f["workarounds"]
     assert not any("pip install" in (w["command"] or "") for w in f["workarounds"])
+    # The release that runs is the copy's: against torch 2.6's pin (3.2.0), that is a skew.
+    [skew] = [r for r in report["results"] if r["id"] == "triton-version-skew"]
+    assert skew["status"] == "likely", skew
+    copy = f"triton 2.1.0 (the copy at {stale}/triton, not the installed 3.2.0) is older"
+    assert skew["reason"].startswith(copy), skew
     triton = report["environment"]["triton"]
     assert (triton.get("shadowed_install") or "").endswith("site-packages/triton")
     assert triton.get("imported_version") == "2.1.0"

@@ -79,6 +79,11 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if triton is None or not triton.version:
         return not_installed("triton")
     tv = triton.version
+    if triton.shadowed_install:  # the release that runs is the copy's (triton-missing names the shadow)
+        if not triton.imported_version:
+            return one(Status.INCONCLUSIVE, f"`import triton` finds {triton.path}, whose release is unknown, "
+                       f"not the installed triton {tv} (see triton-missing)", Basis.STATIC)
+        tv = f"{triton.imported_version} (the copy at {triton.path}, not the installed {tv})"
     if attrs_descriptor_break(facts):
         return one(Status.LIKELY, f"torch {facts.torch.version} imports AttrsDescriptor from "
                    f"triton.compiler.compiler, which triton {tv} no longer has: `import "
@@ -87,7 +92,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if pinned is None:
         return one(Status.INCONCLUSIVE, f"torch {facts.torch.version} pins no triton and its release "
                    f"pair is unknown; installed triton {tv}", Basis.VERSION)
-    have, want = version_tuple(tv, 2), version_tuple(pinned, 2)
+    have, want = version_tuple(triton.imported_version or triton.version, 2), version_tuple(pinned, 2)
     if have == want:
         return one(Status.OK, f"triton {tv} is the release torch {facts.torch.version} is built for "
                    f"({pinned})", Basis.VERSION)

@@ -194,7 +194,8 @@ class Replay:
             p = os.path.join(d, name)
             if os.path.isfile(p):
                 return p, how
-        hits = loader.ldconfig_find(name, self.machine)
+        # A stale cache entry (its file gone) is passed over, as ld.so does: it opens the next place.
+        hits = [h for h in loader.ldconfig_find(name, self.machine) if os.path.isfile(h)]
         if hits:
             return hits[0], "the loader cache (ldconfig)"
         for d in loader.COMMON_DIRS:

@@ -101,7 +101,7 @@ def find_library(soname: str, target: Dict[str, object]) -> Optional[str]:
         if os.path.exists(p):
             return p
     machine = str(target.get("machine") or "")
-    hits = ldconfig_find(soname, machine)
+    hits = [h for h in ldconfig_find(soname, machine) if os.path.isfile(h)]  # a stale entry is no file
     if hits:
         return hits[0]
     for d in COMMON_DIRS:
