@@ -334,8 +334,11 @@ def fix(as_shell: bool, as_dockerfile: bool, fmt: str, no_verify: bool, python: 
 @format_option(("text", "json"))
 @option("--check", "confirm", is_flag=True, default=False,
         help="With --log: confirm the matches on this machine (runs `check --only` on them).")
+@option("--match", "match_at", type=Choice(("sure", "possible")), default="sure", show_default=True,
+        help="With --log: what exits 0: a sure match only (\"this is X\"), or a possible one too "
+             "(\"this looks like X\").")
 @python_option()
-def explain(issue: Optional[str], log: Optional[str], full: bool, fmt: str, confirm: bool,
+def explain(issue: Optional[str], log: Optional[str], full: bool, fmt: str, confirm: bool, match_at: str,
             python: Optional[str]) -> int:
     """Explain one known issue (an id, alias or upstream ref such as pytorch#151589), or triage a log."""
     if log is not None:
@@ -343,7 +346,7 @@ def explain(issue: Optional[str], log: Optional[str], full: bool, fmt: str, conf
             raise UsageError(f"explain takes ISSUE or --log, not both (got {issue!r} and --log {log})")
         from inductor_doctor.triage.command import triage
 
-        return deliver(triage(log, confirm=confirm, python=python), fmt, None)
+        return deliver(triage(log, confirm=confirm, python=python, match_at=match_at), fmt, None)
     if not issue:
         raise UsageError("explain needs an ISSUE id, alias or ref, or --log FILE "
                          "(see `inductor-doctor list`)")
@@ -579,8 +582,8 @@ def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
         return int(ExitCode.FINDINGS if meta.get("predicted") else ExitCode.OK)
     if command == "suggest":
         return int(ExitCode.OK if document.ok else ExitCode.FINDINGS)
-    if command == "triage":
-        return int(ExitCode.OK if document.matched else ExitCode.FINDINGS)
+    if command == "triage":  # 0: the log is diagnosed (a sure match, or with --match possible any match)
+        return int(ExitCode.OK if document.diagnosed else ExitCode.FINDINGS)
     if command == "why":
         if document.conclusion["kind"] == "baseline-passed":
             return int(ExitCode.USAGE)

@@ -292,6 +292,53 @@ def test_cli_text_and_exit_codes(tmp_path: Path):
     assert proc.returncode == 1 and "no known issue matched" in proc.stdout
 
 
+#: Only a "looks like": a shared symptom (a partial signature) with Inductor's frames around it.
+POSSIBLE_LOG = (
+    '  File "/venv/lib/python3.11/site-packages/torch/_inductor/select_algorithm.py", line 1905\n'
+    "torch._inductor.exc.InductorError: LoweringException: No valid triton configs.\n"
+)
+
+
+def test_cli_exit_code_contract_for_possible_matches(tmp_path: Path):
+    """Exit 0 only for a sure match ("this is X"); a log with only "looks like" exits 1, like one with
+    nothing, unless --match possible (or INDUCTOR_DOCTOR_MATCH=possible) asks for it; JSON says which."""
+    need("view-dtype-align")
+    need("triton-shared-memory")
+    sure, possible, nothing = tmp_path / "sure.log", tmp_path / "possible.log", tmp_path / "nothing.log"
+    sure.write_text("some output\n" + ALIGN_LOG)
+    possible.write_text(POSSIBLE_LOG)
+    nothing.write_text("RuntimeError: mat1 and mat2 shapes cannot be multiplied\n")
+    table = {}
+    for log in (sure, possible, nothing):
+        ways = (([], None), (["--match", "possible"], None), ([], {"INDUCTOR_DOCTOR_MATCH": "possible"}))
+        for extra, env in ways:
+            proc = run_cli(["explain", "--log", str(log), "--format", "json", *extra], env=env)
+            doc = json.loads(proc.stdout)
+            validate("triage", doc)
+            assert doc["summary"]["diagnosed"] is (proc.returncode == 0)
+            table[(log.stem, bool(extra or env))] = proc.returncode
+    assert table == {
+        ("sure", False): 0, ("sure", True): 0,
+        ("possible", False): 1, ("possible", True): 0,
+        ("nothing", False): 1, ("nothing", True): 1,
+    }
+    text = run_cli(["explain", "--log", str(possible)])
+    assert "this looks like triton-shared-memory" in text.stdout and "exits 1" in text.stdout
+    assert text.returncode == 1
+
+
+@pytest.mark.slow
+def test_report_log_carries_the_same_contract_and_exits_0(tmp_path: Path):
+    """report describes (exit 0); its triage says whether the log was diagnosed, by the same rule."""
+    need("triton-shared-memory")
+    log = tmp_path / "possible.log"
+    log.write_text(POSSIBLE_LOG)
+    proc = run_cli(["report", "--static", "-q", "--log", str(log), "--format", "json"], timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    triage = json.loads(proc.stdout)["triage"]
+    assert triage["summary"]["partial"] == 1 and triage["summary"]["diagnosed"] is False
+
+
 def test_cli_colour_only_when_asked_and_never_with_no_color():
     need("view-dtype-align")
     coloured = run_cli(["explain", "--log", "-"], input=ALIGN_LOG, env={"FORCE_COLOR": "1"})

@@ -63,6 +63,11 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
             console.print()
             _match(console, index, r, source)
         _check(console, data.get("check") or {})
+        summary = data.get("summary") or {}
+        if summary.get("diagnosed") is False:
+            console.print()
+            console.print(Text("no sure match, so this exits 1 (with --match possible, a \"looks like\" "
+                               "exits 0)", style="dim"))
 
     text = console_to_string(render)
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"

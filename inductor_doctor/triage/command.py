@@ -9,8 +9,10 @@ sure it is in words: "this is X" only when an exact signature stands in the issu
 offers the one command that confirms the diagnosis on this machine (`check --only <ids>`), and
 runs it with `--check`.
 
-Exit codes: 0 when a known issue matched, 1 when none did, 2 when the input is unusable (missing,
-empty, binary). Nothing here imports torch; the confirming check runs its canaries in subprocesses.
+Exit codes: 0 when the log is diagnosed (a sure match, "this is X"; with `--match possible`, a
+"looks like" too), 1 when it is not (nothing matched, or only "looks like"), 2 when the input is
+unusable (missing, empty, binary). Nothing here imports torch; the confirming check runs its
+canaries in subprocesses.
 """
 
 from __future__ import annotations
@@ -131,10 +133,20 @@ class TriageResult:
     duration_s: float = 0.0
     check: Dict[str, Any] = field(default_factory=dict)
     command: str = "triage"
+    #: What counts as a diagnosis for the exit code: "sure" ("this is X" only) or "possible".
+    match_at: str = "sure"
 
     @property
     def matched(self) -> List[IssueMatch]:
         return [m for m in self.matches if m.confidence != VERSION_ONLY]
+
+    @property
+    def diagnosed(self) -> bool:
+        """The exit-code contract: a log is diagnosed (exit 0) by a sure match ("this is X"); a
+        "looks like" alone counts only with `match_at="possible"` (`--match possible`)."""
+        if self.match_at == "possible":
+            return bool(self.matched)
+        return any(m.confidence == EXACT for m in self.matches)
 
     def to_dict(self) -> Dict[str, Any]:
         return to_dict(self)
@@ -475,13 +487,17 @@ def to_dict(result: TriageResult) -> Dict[str, Any]:
             "exact": sum(m.confidence == EXACT for m in matched),
             "partial": sum(m.confidence == PARTIAL for m in matched),
             "version_only": sum(m.confidence == VERSION_ONLY for m in result.matches),
+            "diagnosed": result.diagnosed,
+            "match": result.match_at,
         },
         "check": result.check,
         "meta": {"duration_s": round(result.duration_s, 3)},
     }
 
 
-def triage(log: str, confirm: bool = False, python: Optional[str] = None) -> TriageResult:
+def triage(
+    log: str, confirm: bool = False, python: Optional[str] = None, match_at: str = "sure"
+) -> TriageResult:
     """`explain --log`: read, match, and offer (or, with `confirm`, run) the confirming check."""
     from inductor_doctor.kb import registry
 
@@ -491,6 +507,7 @@ def triage(log: str, confirm: bool = False, python: Optional[str] = None) -> Tri
         resolve_python(python)  # a bad --python is a usage error before any work
     start = time.perf_counter()
     result = triage_file(log, list(registry()))
+    result.match_at = match_at
     result.check = offer_check(result, python, confirm)
     result.duration_s = time.perf_counter() - start
     return result
