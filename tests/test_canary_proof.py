@@ -275,3 +275,25 @@ def test_run_one_reports_no_proof_for_a_harness_that_gave_none(tmp_path: Path):
     run = CanaryRun(job, 0, False, False, 0.1, "", "", {"status": "ok"})
     outcome = canary_outcome(_issue(tmp_path / "x.py"), run)
     assert decide(None, True, outcome).status is Status.INCONCLUSIVE
+
+
+def test_a_start_up_file_is_likely_without_the_live_probe(tmp_path: Path):
+    """`check --static` has no live probe: a sitecustomize line that names a setting is `likely`,
+    with the line; with the live probe it is decided (test_suppress_errors_from_a_sitecustomize)."""
+    from inductor_doctor.kb.compile_bypassed import rule
+    from inductor_doctor.probe import compile_settings
+    from inductor_doctor.probe.facts import Facts, PythonInfo, TorchInfo
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import torch._dynamo\n# a comment: suppress_errors\n"
+                                           "torch._dynamo.config.suppress_errors = True\n")
+    info = compile_settings.gather(str(tmp_path / "torch"), {},
+                                   {"sys_path": [str(site)], "site_packages": []})
+    assert [(ln.line, ln.text) for ln in info.startup] == [(3, "torch._dynamo.config.suppress_errors = True")]
+    facts = Facts(python=PythonInfo(executable=sys.executable, version="3"),
+                  torch=TorchInfo(version="2.13.0", path=str(tmp_path / "torch")), compile_settings=info)
+    [outcome] = rule(facts)
+    assert outcome.status is Status.LIKELY and "sitecustomize.py:3" in outcome.reason
+    facts.live = {"compile_settings": {"env": {}, "config": {}}}
+    assert rule(facts)[0].status is Status.OK

@@ -28,6 +28,10 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     info = facts.compile_settings
     if info is None:
         return one(Status.INCONCLUSIVE, "the compile settings were not read (facts from an older doctor)")
+    if not info.found and info.startup and not facts.live:
+        lines = "; ".join(f"{ln.path}:{ln.line}: {ln.text}" for ln in info.startup[:3])
+        return one(Status.LIKELY, f"a file Python runs at start-up names such a setting ({lines}); only a "
+                   "live probe (not run with --static) can tell whether it takes effect")
     if not info.found:
         said = "; ".join(info.notes)
         return one(Status.OK, "no setting turns torch.compile off, swallows its errors or swaps its backend"
