@@ -41,7 +41,6 @@ def _check(python: str, env: Optional[Dict[str, str]] = None, wrap: Tuple[str, .
         proc = run_cli(args, env=env, timeout=900)
     else:
         full_env = dict(os.environ)
-        full_env.setdefault("INDUCTOR_DOCTOR_CACHE_DIR", "/tmp/indoc-test-cache")
         full_env.update(env or {})
         proc = subprocess.run([*wrap, sys.executable, "-m", "inductor_doctor", *args], capture_output=True,
                               text=True, env=full_env, timeout=900)

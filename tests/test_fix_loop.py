@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import pytest
-from conftest import ENVS, run_cli, which_or_skip
+from conftest import ENVS, run_cli, see_this_python, which_or_skip
 
 pytestmark = pytest.mark.slow
 
@@ -93,10 +93,17 @@ def test_installing_python_headers_is_seen_by_the_next_plain_check(tmp_path):
     minor = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     prefix = tmp_path / "py"
     (prefix / "bin").mkdir(parents=True)
-    (prefix / "lib").mkdir()
+    stdlib = prefix / "lib" / minor
+    stdlib.mkdir(parents=True)
     shutil.copy(base / "bin" / minor, prefix / "bin" / minor)  # a copy: its prefix is where it lies
     (prefix / "bin" / "python").symlink_to(minor)
-    (prefix / "lib" / minor).symlink_to(base / "lib" / minor)
+    for entry in (base / "lib" / minor).iterdir():  # the standard library, linked
+        if entry.name != "site-packages":
+            (stdlib / entry.name).symlink_to(entry)
+    # Its own site-packages sees the running interpreter's (a venv's, when the tests run in one):
+    # torch must be there for the issue to apply, whatever the base interpreter has.
+    (stdlib / "site-packages").mkdir()
+    see_this_python(stdlib / "site-packages")
     python = str(prefix / "bin" / "python")
     proc = run_cli(["check", "--python", python, "--only", "python-headers-missing", "--format", "json",
                     "--quiet"], env={"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "cache")})

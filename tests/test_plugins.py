@@ -1,8 +1,9 @@
 """Third-party known issues through the `inductor_doctor.issues` entry-point group.
 
-The real thing: tests/plugin_fixture is pip-installed into a fresh venv that sees this machine's
-torch and inductor-doctor (`--system-site-packages`), and the CLI in that venv must list it, explain
-it from its own page, run its own canary, and report its two broken entry points without failing.
+The real thing: tests/plugin_fixture is pip-installed into a fresh venv that sees the torch and
+inductor-doctor of the interpreter running the tests (its site-packages), and the CLI in that venv
+must list it, explain it from its own page, run its own canary, and report its two broken entry
+points without failing.
 The registry's handling of misbehaving plugins is also tested in process, with fake entry points.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any, List
 
 import pytest
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli, venv_seeing_this_python
 
 from inductor_doctor import kb
 from inductor_doctor.model import Canary, DeviceKind, KnownIssue, Severity
@@ -28,23 +29,21 @@ ISSUE_ID = "fixture-plugin-issue"
 
 @pytest.fixture(scope="module")
 def plugin_python(tmp_path_factory) -> str:
-    """A fresh venv with the fixture installed; torch and the doctor come from the system site."""
+    """A fresh venv with the fixture installed; torch and the doctor come from the interpreter
+    running the tests, through its own site-packages (a venv's, when the tests run in one)."""
     root = tmp_path_factory.mktemp("plugin")
     src = root / "src"
     shutil.copytree(FIXTURE, src)  # builds write into the source tree: keep the checkout clean
-    venv = root / "venv"
-    # No pip of its own: the system's pip and setuptools (seen through the system site) install into
-    # it, offline, where a venv's bundled setuptools would need the `wheel` package to build.
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-                   check=True)
-    python = venv / "bin" / "python"
+    python = venv_seeing_this_python(root / "venv")
+    # No pip of its own: this interpreter's pip and setuptools (seen through its site-packages)
+    # install into it, offline, where a venv's bundled setuptools would need the `wheel` package.
     proc = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
+        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps",
          "--no-build-isolation", "--no-index", str(src)],
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return str(python)
+    return python
 
 
 def _json(proc: subprocess.CompletedProcess) -> Any:

@@ -73,7 +73,7 @@ def test_probe_reports_the_code_cache_directories(static_probe):
 
 def test_the_doctor_process_never_imports_torch():
     """`-X importtime` lists every module the doctor's own process imports (not its children's)."""
-    env = dict(os.environ, INDUCTOR_DOCTOR_CACHE_DIR="/tmp/indoc-test-cache")
+    env = dict(os.environ)  # the run's private caches (conftest)
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "inductor_doctor", "probe", "--live", "--format", "json"],
         capture_output=True, text=True, env=env, timeout=300, cwd=str(REPO),
@@ -177,7 +177,10 @@ def test_the_live_probe_leaves_the_users_compile_caches_alone(tmp_path):
     tmp.mkdir()
     home.mkdir()
     data = run_json(["probe", "--live"], env={"TMPDIR": str(tmp), "HOME": str(home),
-                                    "INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "doctor")})
+                                    "INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "doctor"),
+                                    # the defaults, not the test run's private caches (conftest)
+                                    "TORCHINDUCTOR_CACHE_DIR": None, "TRITON_CACHE_DIR": None,
+                                    "TRITON_HOME": None})
     assert data["environment"]["torch"]["import_ok"] is True, data["environment"]["torch"]
     assert not list(tmp.glob("torchinductor_*")), sorted(p.name for p in tmp.iterdir())
     assert not (home / ".triton").exists()

@@ -69,8 +69,6 @@ def describe(procs: Sequence[psutil.Process]) -> str:
 
 def doctor_env(extra: Optional[Dict[str, str]] = None, tag: Optional[str] = None) -> Dict[str, str]:
     env = dict(os.environ)
-    env.setdefault("INDUCTOR_DOCTOR_CACHE_DIR", str(Path(os.environ.get("PYTEST_TMP_CACHE", "/tmp"))
-                                                     / "indoc-test-cache"))
     env.pop("NO_COLOR", None)
     env["COLUMNS"] = "200"
     if tag:
