@@ -568,7 +568,14 @@ def deliver(document: Any, fmt: str, output: Optional[Path], redact: Optional[bo
 
     do_redact = (fmt == "markdown") if redact is None else redact
     emit(render(document, fmt, redact=do_redact, **view), output)
-    return exit_code(document, policy)
+    code = exit_code(document, policy)
+    if output is not None and code == ExitCode.FINDINGS and document.command in ("check", "plan"):
+        # The report is in a file: the step that fails still says why, on one line (a build log).
+        from inductor_doctor.render import failed_line
+
+        sys.stderr.write(failed_line.render(document.to_dict(), str(output)) + "\n")
+        sys.stderr.flush()
+    return code
 
 
 def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
