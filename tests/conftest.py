@@ -122,15 +122,19 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     if touched:  # in CI nothing else runs beside the tests; elsewhere another process may
         problems.append(f"a user's cache changed during the run: {', '.join(touched)}"
                         + ("" if os.environ.get("CI") else " (reported, not failed: not in CI)"))
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and basetemp is not None:
-        reporter.ensure_newline()
-        reporter.write_line(f"temporary files left by this run: {left:.1f} MB in {basetemp}")
-        for problem in problems:
-            reporter.write_line(f"LEFT BEHIND: {problem}", red=True)
+    lines = [f"temporary files left by this run: {left:.1f} MB in {basetemp}"] if basetemp else []
+    session.config.stash[_LEFT_KEY] = lines + [f"LEFT BEHIND: {p}" for p in problems]
     failing = [p for p in problems if not p.endswith("not in CI)")]
     if failing and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_LEFT_KEY = pytest.StashKey[List[str]]()
+
+
+def pytest_terminal_summary(terminalreporter, config) -> None:
+    for line in config.stash.get(_LEFT_KEY, []):
+        terminalreporter.write_line(line, red=line.startswith("LEFT"))
 
 
 def pytest_configure(config) -> None:

@@ -20,7 +20,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, Iterator, List, Tuple
 
 import pytest
 
@@ -123,8 +123,9 @@ RECIPE = parse_page()
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory) -> Path:
-    """The image's venv: nothing in it but what the recipe installs (the doctor, then torch)."""
+def venv(tmp_path_factory) -> Iterator[Path]:
+    """The image's venv: nothing in it but what the recipe installs (the doctor, then torch);
+    removed after the module (a torch install: 900 MB)."""
     path = tmp_path_factory.mktemp("image") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=300)
     py = str(path / "bin" / "python")
@@ -136,7 +137,8 @@ def venv(tmp_path_factory) -> Path:
     pins = re.findall(r"^torch==(\S+)", RECIPE.files["requirements.txt"], re.M)
     proc = subprocess.run([*pip, f"torch=={pins[0]}"], capture_output=True, text=True, timeout=1800, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return path
+    yield path
+    shutil.rmtree(path.parent, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

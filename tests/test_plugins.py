@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Iterator, List
 
 import pytest
 from conftest import REPO, run_cli, venv_seeing_this_python
@@ -28,7 +28,7 @@ ISSUE_ID = "fixture-plugin-issue"
 
 
 @pytest.fixture(scope="module")
-def plugin_python(tmp_path_factory) -> str:
+def plugin_python(tmp_path_factory) -> Iterator[str]:
     """A fresh venv with the fixture installed; torch and the doctor come from the interpreter
     running the tests, through its own site-packages (a venv's, when the tests run in one)."""
     root = tmp_path_factory.mktemp("plugin")
@@ -43,7 +43,8 @@ def plugin_python(tmp_path_factory) -> str:
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return python
+    yield python
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def _json(proc: subprocess.CompletedProcess) -> Any:
