@@ -142,8 +142,9 @@ def venv(tmp_path_factory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def image(venv: Path, tmp_path_factory) -> Sandbox:
-    """Walk the Dockerfile: ENV, WORKDIR and COPY applied; RUN lines that call the doctor kept."""
+def image(venv: Path, tmp_path_factory) -> Iterator[Sandbox]:
+    """Walk the Dockerfile: ENV, WORKDIR and COPY applied; RUN lines that call the doctor kept.
+    Removed after the module: the image's result cache holds Inductor's precompiled header (150 MB)."""
     root = tmp_path_factory.mktemp("rootfs")
     context = tmp_path_factory.mktemp("context")
     for name, body in RECIPE.files.items():
@@ -172,7 +173,9 @@ def image(venv: Path, tmp_path_factory) -> Sandbox:
             sandbox.gates.append((args, dict(sandbox.env), sandbox.workdir))
         elif instruction == "ENTRYPOINT":
             sandbox.entrypoint = json.loads(args)
-    return sandbox
+    yield sandbox
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.rmtree(context, ignore_errors=True)
 
 
 def test_the_page_has_the_three_gates():
