@@ -36,7 +36,9 @@ TEMP_LEFT_MAX_MB = 50
 
 
 def _user_cache_dirs() -> List[Path]:
-    """Where torch, Triton and the doctor keep a user's caches by default."""
+    """Where torch, Triton and the doctor keep a user's caches by default. The doctor's is watched
+    but never fails a run: test_reliability's home-unset tests use it on purpose (HOME unset, the
+    password database's home is where a user's cache goes)."""
     user = os.environ.get("USER") or str(os.getuid())
     try:
         import getpass
@@ -118,13 +120,14 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         problems.append(f"the run's private root {basetemp / 'run'} was not removed")
     before = session.config.stash.get(_USER_CACHES_KEY, {})
     started = getattr(session.config, "_indoc_started", time.time())
-    touched = [str(p) for p, mtime in before.items() if _newest_mtime(p) > max(mtime, started)]
-    if touched:  # in CI nothing else runs beside the tests; elsewhere another process may
-        problems.append(f"a user's cache changed during the run: {', '.join(touched)}"
-                        + ("" if os.environ.get("CI") else " (reported, not failed: not in CI)"))
+    touched = [p for p, mtime in before.items() if _newest_mtime(p) > max(mtime, started)]
+    for path in touched:  # in CI nothing else runs beside the tests; elsewhere another process may
+        strict = os.environ.get("CI") and path.name != "inductor-doctor"
+        problems.append(f"a user's cache changed during the run: {path}"
+                        + ("" if strict else " (reported, not failed)"))
     lines = [f"temporary files left by this run: {left:.1f} MB in {basetemp}"] if basetemp else []
     session.config.stash[_LEFT_KEY] = lines + [f"LEFT BEHIND: {p}" for p in problems]
-    failing = [p for p in problems if not p.endswith("not in CI)")]
+    failing = [p for p in problems if not p.endswith("(reported, not failed)")]
     if failing and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
