@@ -1,12 +1,13 @@
 """Shared test fixtures: run the real CLI in a subprocess, find the cached heavy venvs, and keep
 every run's files in a root of its own.
 
-A test run writes nothing where a user's files are: for the whole session TMPDIR, the doctor's
-result cache and Inductor's and Triton's caches point into one directory under pytest's base
-temporary directory, so every subprocess (the CLI, its canaries, a torch.compile a test makes)
-inherits them. That directory is removed at the end; pytest keeps the temporary directories of
-failed tests only, of the last run only (pyproject.toml). The session's last step measures what is
-left and fails the run when a passing run left more than a little (TEMP_LEFT_MAX_MB).
+A test run writes nothing where a user's files are: for the whole session TMPDIR (where Inductor's
+cache is by default), the doctor's result cache and TRITON_HOME (where Triton's is) point into one
+directory under pytest's base temporary directory, so every subprocess (the CLI, its canaries, a
+torch.compile a test makes) inherits them. That directory is removed at the end; pytest keeps the
+temporary directories of failed tests only, of the last run only (pyproject.toml). The session's
+last step measures what is left and fails the run when a passing run left more than a little
+(TEMP_LEFT_MAX_MB).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, List, Optional
 
 import pytest
 
@@ -28,8 +29,7 @@ ENVS = Path(os.environ.get("INDUCTOR_DOCTOR_TEST_ENVS", Path.home() / ".cache" /
 
 
 #: The session's own caches and TMPDIR, set for every process of the run (private_run_root).
-PRIVATE_ENV_NAMES = ("TMPDIR", "INDUCTOR_DOCTOR_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
-                     "TRITON_HOME")
+PRIVATE_ENV_NAMES = ("TMPDIR", "INDUCTOR_DOCTOR_CACHE_DIR", "TRITON_HOME")
 #: What a passing run may leave in its temporary directories (the small module-scoped ones that
 #: remain when --basetemp is given), in MB.
 TEMP_LEFT_MAX_MB = 50
@@ -73,51 +73,80 @@ def _size_mb(path: Path) -> float:
     return total / 2**20
 
 
-@pytest.fixture(scope="session", autouse=True)
-def private_run_root(tmp_path_factory, request) -> Iterator[Path]:
+_RUN_ROOT: Optional[Path] = None
+
+
+def run_dir(name: str) -> Path:
+    """A directory of its own in the run's private root (removed at the end of the session)."""
+    path = (_RUN_ROOT or Path(tempfile.gettempdir())) / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+_USER_CACHES_KEY = pytest.StashKey[Dict[Path, float]]()
+_SAVED_KEY = pytest.StashKey[Dict[str, Optional[str]]]()
+_LEFT_KEY = pytest.StashKey[List[str]]()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config) -> None:
     """One directory for everything this run writes outside its tests' tmp_path: TMPDIR, the
-    doctor's result cache, Inductor's and Triton's caches (TRITON_HOME for ~/.triton). Set in this
-    process's environment, so every subprocess inherits them; removed at the end of the session."""
-    root = tmp_path_factory.getbasetemp() / "run"
+    doctor's result cache, and TRITON_HOME. Inductor's cache is by default under TMPDIR
+    (`torchinductor_<user>`) and Triton's under TRITON_HOME (`.triton/cache`), so both are the run's
+    own while TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR stay unset: the doctor sees the default
+    configuration a user has. Set in this process's environment before collection, so that modules
+    which copy os.environ when imported copy these too, and every subprocess inherits them;
+    removed at the end of the session."""
+    config._indoc_started = time.time()
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    global _RUN_ROOT
+    root = _RUN_ROOT = factory.getbasetemp() / "run"
     values = {
         "TMPDIR": root / "tmp",
         "INDUCTOR_DOCTOR_CACHE_DIR": root / "doctor-cache",
-        "TORCHINDUCTOR_CACHE_DIR": root / "torchinductor",
-        "TRITON_CACHE_DIR": root / "triton" / "cache",
         "TRITON_HOME": root / "triton",
     }
-    saved = {name: os.environ.get(name) for name in PRIVATE_ENV_NAMES}
-    saved_tempdir = tempfile.tempdir
     for path in values.values():
         path.mkdir(parents=True, exist_ok=True)
-    request.config.stash[_USER_CACHES_KEY] = {p: _newest_mtime(p) for p in _user_cache_dirs()}
+    config.stash[_USER_CACHES_KEY] = {p: _newest_mtime(p) for p in _user_cache_dirs()}
+    config.stash[_SAVED_KEY] = {name: os.environ.get(name) for name in PRIVATE_ENV_NAMES}
+    config._indoc_saved_tempdir = tempfile.tempdir
     os.environ.update({name: str(path) for name, path in values.items()})
     tempfile.tempdir = str(values["TMPDIR"])
-    yield root
-    tempfile.tempdir = saved_tempdir
+
+
+def _restore(config) -> None:
+    """This process's environment as it was; the run's private root removed."""
+    saved = config.stash.get(_SAVED_KEY, None)
+    if saved is None:
+        return
+    tempfile.tempdir = getattr(config, "_indoc_saved_tempdir", None)
     for name, value in saved.items():
         if value is None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
-    shutil.rmtree(root, ignore_errors=True)
-
-
-_USER_CACHES_KEY = pytest.StashKey[Dict[Path, float]]()
+    del config.stash[_SAVED_KEY]
+    factory = getattr(config, "_tmp_path_factory", None)
+    basetemp = getattr(factory, "_basetemp", None)
+    if basetemp is not None:
+        shutil.rmtree(basetemp / "run", ignore_errors=True)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus) -> None:
-    """What the run left: its temporary directories (after pytest's own clean-up, which runs first),
-    and any change to a user's own caches. A passing run that left more fails."""
+    """What the run left: its temporary directories (after pytest's own clean-up, which runs first,
+    and the removal of the run's private root), and any change to a user's own caches. A passing
+    run that left more fails."""
+    _restore(session.config)
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None)
     problems = []
     left = _size_mb(basetemp) if basetemp is not None and basetemp.exists() else 0.0
     if left > TEMP_LEFT_MAX_MB:
         problems.append(f"{left:.0f} MB left in {basetemp} (at most {TEMP_LEFT_MAX_MB} MB)")
-    if basetemp is not None and (basetemp / "run").exists():
-        problems.append(f"the run's private root {basetemp / 'run'} was not removed")
     before = session.config.stash.get(_USER_CACHES_KEY, {})
     started = getattr(session.config, "_indoc_started", time.time())
     touched = [p for p, mtime in before.items() if _newest_mtime(p) > max(mtime, started)]
@@ -132,16 +161,13 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
-_LEFT_KEY = pytest.StashKey[List[str]]()
+def pytest_unconfigure(config) -> None:
+    _restore(config)  # a session that never finished (a usage error) still leaves nothing
 
 
 def pytest_terminal_summary(terminalreporter, config) -> None:
     for line in config.stash.get(_LEFT_KEY, []):
         terminalreporter.write_line(line, red=line.startswith("LEFT"))
-
-
-def pytest_configure(config) -> None:
-    config._indoc_started = time.time()
 
 
 def run_cli(

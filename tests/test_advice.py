@@ -31,8 +31,6 @@ def _check(only: str, env: Dict[str, str], python: Optional[str] = None, wrap: S
         proc = run_cli(args, env=env)
     else:
         full = {**os.environ, **env}
-        full.setdefault("INDUCTOR_DOCTOR_CACHE_DIR", str(Path(os.environ.get("PYTEST_TMP_CACHE", "/tmp"))
-                                                         / "indoc-test-cache"))
         proc = subprocess.run([*wrap, sys.executable, "-m", "inductor_doctor", *args], capture_output=True,
                               text=True, env=full, timeout=600)
     assert proc.stdout.strip(), proc.stderr[-3000:]

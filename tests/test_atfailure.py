@@ -18,6 +18,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from conftest import run_dir
+
 from inductor_doctor.run.capture import Capture
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,7 +31,7 @@ OMP_LINE = ("/usr/lib/python3/site-packages/torch/include/torch/csrc/inductor/cp
 
 
 def doctor(*args: str, env=None, **kw) -> subprocess.CompletedProcess:
-    full = dict(ENV, INDUCTOR_DOCTOR_CACHE_DIR=str(Path(os.environ.get("PYTEST_TMP_CACHE", "/tmp")) / "af"))
+    full = dict(ENV, INDUCTOR_DOCTOR_CACHE_DIR=str(run_dir("af")))
     full.update(env or {})
     return subprocess.run([*DOCTOR, *args], env=full, capture_output=True, timeout=600, **kw)
 

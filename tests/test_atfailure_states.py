@@ -17,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import which_or_skip
+from conftest import run_dir, which_or_skip
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +86,7 @@ def _program(tmp_path: Path, text: str) -> str:
 def _env(tmp_path: Path, **extra: str) -> dict:
     env = dict(ENV, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "user-inductor-cache"),
                TRITON_CACHE_DIR=str(tmp_path / "user-triton-cache"),
-               INDUCTOR_DOCTOR_CACHE_DIR=str(Path(os.environ.get("PYTEST_TMP_CACHE", "/tmp")) / "af"))
+               INDUCTOR_DOCTOR_CACHE_DIR=str(run_dir("af")))
     env.update(extra)
     return env
 
