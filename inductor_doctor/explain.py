@@ -25,6 +25,7 @@ class IssuePage:
     canary_source: Optional[str] = None
     here: List[Dict[str, Any]] = field(default_factory=list)  # this machine's last known findings
     installed: Dict[str, str] = field(default_factory=dict)  # package -> version, from that check
+    record: Dict[str, Any] = field(default_factory=dict)  # which check that was: when, and its settings
     command: str = "explain"
 
     def to_dict(self) -> Dict[str, Any]:
@@ -37,6 +38,7 @@ class IssuePage:
             "canary_source": self.canary_source,
             "here": list(self.here),
             "installed": dict(self.installed),
+            **({"record": dict(self.record)} if self.record else {}),
         }
 
 
@@ -92,22 +94,28 @@ def issue_page(query: str, python: Optional[str] = None) -> IssuePage:
             canary = canary_path(issue["canary"]).read_text(encoding="utf-8")
         except OSError:
             canary = None
-    here, installed = _known_here(issue["id"], python)
-    return IssuePage(issue, KB_VERSION, page, canary, here, installed)
+    here, installed, record = _known_here(issue["id"], python)
+    return IssuePage(issue, KB_VERSION, page, canary, here, installed, record)
 
 
-def _known_here(issue_id: str, python: Optional[str]) -> Tuple[List[Dict[str, Any]], Dict[str, str]]:
+def _known_here(issue_id: str, python: Optional[str]) -> Tuple[List[Dict[str, Any]], Dict[str, str],
+                                                                Dict[str, Any]]:
     """This issue's findings from the last check of this interpreter, if that is still on record,
-    and the package versions that check saw (which workarounds are for the releases here)."""
+    the package versions that check saw (which workarounds are for the releases here), and which
+    check it was: when, and the settings of it that differ from this process's."""
     try:
-        from inductor_doctor.check.cache import last_report
+        from inductor_doctor.check.cache import checked_when, last_report, settings_differ
 
-        report = last_report(python) or {"results": []}
+        report = last_report(python)
+        if report is None:
+            return [], {}, {}
         packages = (report.get("environment") or {}).get("packages") or {}
         installed = {str(k): str(v) for k, v in packages.items() if v}
-        return [f for f in report["results"] if f.get("id") == issue_id], installed
+        here = [f for f in report["results"] if f.get("id") == issue_id]
+        record = {"checked_at": checked_when(report), "settings_differ": settings_differ(report)}
+        return here, installed, record
     except Exception:  # a missing or unreadable record only means "not known cheaply"
-        return [], {}
+        return [], {}, {}
 
 
 def issue_list() -> IssueList:

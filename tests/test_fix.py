@@ -118,6 +118,32 @@ def test_dockerfile_lines_of_an_unset_and_of_awkward_values():
     assert "# unset GONE: a Dockerfile cannot unset a variable" in text
 
 
+def test_explain_and_fix_say_which_check_they_read_and_that_its_settings_differ(tmp_path: Path):
+    """A check made with CXX=clang++-16, then explain and fix without it: they say when that check
+    ran and that it ran under other settings; under the same settings they say nothing of it."""
+    clang = which_or_skip("clang++-16")
+    env = {"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "200", "NO_COLOR": "1",
+           "CXX": "g++"}
+    run_cli(["check", "--static", "--only", "openmp-headers-missing", "-q"], env={**env, "CXX": clang})
+    differ = f"CXX: {clang} then, g++ now"
+    page = run_cli(["explain", "openmp-headers-missing"], env=env).stdout
+    when = r"\(last check, \d{4}-\d\d-\d\d \d\d:\d\d UTC\):"
+    assert re.search(r"^Here: affected on cpu " + when, page, re.M), page
+    assert f"that check ran under other settings ({differ})" in " ".join(page.split()), page
+    data = json.loads(run_cli(["explain", "openmp-headers-missing", "--format", "json"], env=env).stdout)
+    validate("explain", data)
+    assert data["record"]["settings_differ"] == [differ]
+    fixed = json.loads(run_cli(["fix", "--no-verify", "--format", "json", "-q"], env=env).stdout)
+    validate("fix", fixed)
+    assert fixed["settings_differ"] == [differ]
+    for how in (["fix", "--no-verify", "-q"], ["fix", "--no-verify", "--shell", "-q"]):
+        out = run_cli(how, env=env).stdout
+        assert f"that check ran under other settings ({differ})" in out and " UTC)" in out, out
+    same = {**env, "CXX": clang}
+    assert "other settings" not in run_cli(["explain", "openmp-headers-missing"], env=same).stdout
+    assert "other settings" not in run_cli(["fix", "--no-verify", "-q"], env=same).stdout
+
+
 def test_nothing_on_record_is_one_line_and_exit_2(tmp_path: Path):
     out = run_cli(["fix"], env={"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path / "empty")})
     assert out.returncode == 2

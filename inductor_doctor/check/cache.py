@@ -184,6 +184,39 @@ def last_report(python: Optional[str] = None) -> Optional[Dict[str, Any]]:
     return report if isinstance(report, dict) and isinstance(report.get("results"), list) else None
 
 
+def settings_differ(report: Dict[str, Any], environ: Optional[Dict[str, str]] = None) -> List[str]:
+    """The compile-stack settings (the environment variables `envvars` collects) that differ
+    between the check on record and this process: `CXX: clang++-16 then, not set now`. A command
+    that reads a check (explain, fix) says so, since its verdicts belong to those settings."""
+    from inductor_doctor.envvars import relevant_env
+
+    then = (report.get("environment") or {}).get("env") or {}
+    now = relevant_env(environ)
+    out = []
+    for name in sorted(set(then) | set(now)):
+        before, after = then.get(name), now.get(name)
+        if before == after:
+            continue
+        if len(str(before or "")) + len(str(after or "")) > 80:
+            now_is = "changed" if before and after else "not set now" if before else "set now"
+            out.append(f"{name} {now_is}")
+        else:
+            out.append(f"{name}: {_shown(before)} then, {_shown(after)} now")
+    return out
+
+
+def _shown(value: Optional[str]) -> str:
+    return "not set" if value is None else repr(value) if value == "" or " " in value else value
+
+
+def checked_when(report: Dict[str, Any]) -> Optional[str]:
+    """When the check on record finished, as a reader says it: `2026-11-25 15:30 UTC`."""
+    when = (report.get("meta") or {}).get("finished_at")
+    if not isinstance(when, str) or len(when) < 16:
+        return None
+    return when[:10] + " " + when[11:16] + (" UTC" if when.endswith(("+00:00", "Z")) else "")
+
+
 def last_findings(python: Optional[str] = None) -> List[Dict[str, Any]]:
     """The findings of the last check of this interpreter still on record; [] when there is none."""
     report = last_report(python)

@@ -47,6 +47,7 @@ class FixDocument:
     items: List[FixItem]
     checked_at: Optional[str]
     skipped: List[str] = field(default_factory=list)  # workarounds the installed versions make moot
+    settings_differ: List[str] = field(default_factory=list)  # the check's settings, where not this process's
     command: str = "fix"
 
     def to_dict(self) -> Dict[str, Any]:
@@ -61,6 +62,7 @@ class FixDocument:
             "checked_at": self.checked_at,
             "results": [i.to_dict() for i in self.items],
             "skipped": list(self.skipped),
+            "settings_differ": list(self.settings_differ),
             "summary": {"verified": sum(i.verified for i in self.items),
                         "advice": sum(not i.verified for i in self.items)},
         }
@@ -68,7 +70,7 @@ class FixDocument:
 
 def build_fix(python: Optional[str] = None, verify: bool = True,
               progress: Optional[Progress] = None) -> FixDocument:
-    from inductor_doctor.check.cache import last_report
+    from inductor_doctor.check.cache import last_report, settings_differ
     from inductor_doctor.probe.target import resolve_python
 
     interpreter = resolve_python(python)
@@ -80,7 +82,8 @@ def build_fix(python: Optional[str] = None, verify: bool = True,
         if f["status"] in FLAGGED and not f.get("suppressed"):
             flagged.setdefault(f["id"], []).append(f)
     installed = _installed(report.get("environment") or {})
-    doc = FixDocument(interpreter, [], (report.get("meta") or {}).get("finished_at"))
+    doc = FixDocument(interpreter, [], (report.get("meta") or {}).get("finished_at"),
+                      settings_differ=settings_differ(report))
     progress = progress or Progress()
     for issue_id, findings in flagged.items():
         progress.phase(f"trying the workarounds of {issue_id}")

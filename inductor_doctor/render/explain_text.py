@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, List, Mapping
 
 from inductor_doctor.render.plain import Writer
-from inductor_doctor.render.style import COMMAND, DIM, STATUS, STRONG, terminal_width, use_color
+from inductor_doctor.render.style import COMMAND, DIM, STATUS, STRONG, WARN, terminal_width, use_color
 
 
 def render(data: Mapping[str, Any], full: bool = False, **_: Any) -> str:
@@ -38,11 +38,18 @@ def render(data: Mapping[str, Any], full: bool = False, **_: Any) -> str:
 
 def _here(out: Writer, data: Mapping[str, Any]) -> None:
     here = data.get("here") or []
+    record = data.get("record") or {}
+    when = f"last check, {record['checked_at']}" if record.get("checked_at") else "last check"
     if here:
         for f in here:
             out.spans(("Here: ", STRONG), (f["status"], STATUS.get(f["status"], "")),
-                      (f" on {f['device']} (last check):", ""))
+                      (f" on {f['device']} ({when}):", ""))
             out.para(f["reason"], indent=6)
+        if record.get("settings_differ"):
+            differ = "; ".join(record["settings_differ"])
+            again = f"`inductor-doctor check --only {data['issue']['id']}`"
+            out.para(f"that check ran under other settings ({differ}): {again} for the verdict under these",
+                     WARN, indent=6)
     else:
         out.para(f"Here: not checked yet — inductor-doctor check --only {data['issue']['id']}", DIM)
     out.line()

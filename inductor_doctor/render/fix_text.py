@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from inductor_doctor.render.fix_shell import when
 from inductor_doctor.render.plain import Writer
-from inductor_doctor.render.style import BAD, DIM, GOOD, STRONG, terminal_width, use_color
+from inductor_doctor.render.style import BAD, DIM, GOOD, STRONG, WARN, terminal_width, use_color
 
 
 def render(data: Mapping[str, Any], **_: Any) -> str:
     out = Writer(terminal_width(), use_color())
+    out.para(f"from the check of {data.get('python')}{when(data)}", DIM)
+    differ = data.get("settings_differ") or []
+    if differ:
+        out.para(f"that check ran under other settings ({'; '.join(differ)}): its findings are theirs; "
+                 "run `inductor-doctor check` again for these", WARN)
     items = list(data.get("results") or [])
     if not items:
         out.line("fix: nothing to fix: the last check flagged no issue (affected or likely)", GOOD)
