@@ -94,3 +94,16 @@ def test_could_not_check_is_never_ok():
         decided_by_someone = (RULES[rule] is not None and RULES[rule].status is Status.OK) or canary in (
             "ok", "ok/partial")
         assert verdict.status is not Status.OK or decided_by_someone, (rule, present, canary)
+
+
+def test_a_reproduced_failure_names_the_cause_the_rule_read_first():
+    """The canary's upstream message is the symptom; the rule's reason is the cause it read (what
+    CXX names, where a header is). Both are said, the cause first; without a prediction, the
+    canary's alone."""
+    verdict = decide(RULES["affected/static"], True, CANARIES["affected"])
+    assert verdict.reason == "the symbol is not exported; canary reproduced it: NameError"
+    assert decide(None, True, CANARIES["affected"]).reason == "canary reproduced it: NameError"
+    same = RuleOutcome(A, "CXX=x is not found (NameError)", Basis.STATIC)  # the rule quotes it already
+    both = decide(same, True, CANARIES["affected"]).reason
+    assert both == "CXX=x is not found (NameError); the canary reproduced it"
+    assert decide(RULES["ok/static"], True, CANARIES["affected"]).reason == "canary reproduced it: NameError"

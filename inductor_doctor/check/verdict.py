@@ -80,6 +80,12 @@ def decide(
         return Verdict(status, basis, rule.reason)
 
     if canary.status is Status.AFFECTED:
+        # The canary shows the upstream symptom; a rule that predicted it read the cause (what CXX
+        # names, where the header is): the cause comes first, the reproduction after it.
+        if _predicts_bug(rule) and rule is not None and rule.reason and rule.reason not in canary.reason:
+            said = canary.reason.split(": ", 1)[-1]
+            tail = "the canary reproduced it" if said and said in rule.reason else canary.reason
+            return Verdict(Status.AFFECTED, Basis.CANARY, f"{rule.reason}; {tail}", canary.evidence)
         return Verdict(Status.AFFECTED, Basis.CANARY, canary.reason, canary.evidence)
 
     if canary.status is Status.OK and not canary.partial and canary.proof is None:
