@@ -40,6 +40,7 @@ DOCTOR_OWN = {
     "COMPILE_THREADS": "Inductor's compile threads in every canary",
     "TEST_ENVS": "the tests' heavy venvs (tests/envs/build*.sh)",
     "AUDIT_CACHE": "tools/release_audit.py's downloads",
+    "DEBIAN_MIRROR": "the Debian mirror tests/envs/build_container.sh makes the base image from",
     # Set by the doctor for the processes it starts; never the user's.
     "CANARY": "a canary's scratch directory (marks its processes)",
     "STAGE_FILE": "where a canary's harness writes how far it got",
