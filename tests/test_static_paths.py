@@ -133,6 +133,7 @@ def test_a_stale_triton_on_pythonpath_is_named_with_the_first_thing_to_do(tmp_pa
     assert skew["status"] == "likely", skew
     copy = f"triton 2.1.0 (the copy at {stale}/triton, not the installed 3.2.0) is older"
     assert skew["reason"].startswith(copy), skew
+    assert skew["workarounds"][0]["command"] == f"export PYTHONPATH={HERE}", skew["workarounds"]
     triton = report["environment"]["triton"]
     assert (triton.get("shadowed_install") or "").endswith("site-packages/triton")
     assert triton.get("imported_version") == "2.1.0"

@@ -11,7 +11,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from inductor_doctor.model import Basis, RuleOutcome, Status
+from inductor_doctor.model import Basis, RuleOutcome, Status, Workaround
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.probe.facts import CompilerInfo, Facts, GPUInfo
@@ -115,3 +115,21 @@ def no_gpu(what: str = "no NVIDIA GPU here") -> List[RuleOutcome]:
 def platform_is_linux(facts: Facts) -> Optional[bool]:
     plat = facts.python.platform
     return None if not plat else plat.startswith("linux")
+
+
+def unshadow_triton(facts: Facts) -> Optional[Workaround]:
+    """Where a copy of Triton shadows the installed one (TritonInfo.shadowed_install): take its
+    directory off the import path, the PYTHONPATH without it as the command where it came from
+    there. None when nothing shadows it. What triton-missing and triton-version-skew advise first."""
+    triton = facts.triton
+    if triton is None or not triton.shadowed_install or not triton.path:
+        return None
+    parent = os.path.dirname(os.path.abspath(triton.path))
+    entries = [e for e in (facts.env.get("PYTHONPATH") or "").split(os.pathsep) if e]
+    kept = [e for e in entries if os.path.abspath(e) != parent]
+    command = None
+    if len(kept) < len(entries):
+        command = f"export PYTHONPATH={os.pathsep.join(kept)}" if kept else "unset PYTHONPATH"
+    return Workaround(f"Take {parent} off the import path (PYTHONPATH, a .pth file, the working directory) "
+                      f"so that `import triton` finds the installed {triton.distribution} {triton.version}",
+                      command, "env")

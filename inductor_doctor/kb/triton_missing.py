@@ -13,10 +13,9 @@ and is the installed one is a plain fact, so no canary is needed.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_label
+from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_label, unshadow_triton
 from inductor_doctor.kb._rules import not_installed
 from inductor_doctor.model import (
     Basis,
@@ -103,20 +102,10 @@ ISSUE_WORKAROUNDS = (
 def advise(facts: Facts) -> List[Workaround]:
     """With a copy of Triton shadowing the installed one, installing Triton again changes nothing:
     the first thing is to take that copy off the import path."""
-    triton = facts.triton
-    if triton is None or not triton.shadowed_install or not triton.path:
+    first = unshadow_triton(facts)
+    if first is None:
         return list(ISSUE_WORKAROUNDS)
-    parent = os.path.dirname(os.path.abspath(triton.path))
-    entries = [e for e in (facts.env.get("PYTHONPATH") or "").split(os.pathsep) if e]
-    kept = [e for e in entries if os.path.abspath(e) != parent]
-    command = None
-    if len(kept) < len(entries):
-        command = f"export PYTHONPATH={':'.join(kept)}" if kept else "unset PYTHONPATH"
-    first = Workaround(f"Take {parent} off the import path (PYTHONPATH, a .pth file, the working directory) "
-                       f"so that `import triton` finds the installed {triton.distribution} {triton.version}",
-                       command, "env")
     return list(Workaround.pick(ISSUE_WORKAROUNDS, first, drop=["pip install"]))
-
 
 ISSUE = KnownIssue(
     id="triton-missing",

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_source, triton_source, version_tuple
+from inductor_doctor.kb._catalog import (
+    is_gpu_torch,
+    one,
+    torch_source,
+    triton_source,
+    unshadow_triton,
+    version_tuple,
+)
 from inductor_doctor.kb._rules import not_installed, parse_version
 from inductor_doctor.model import (
     Basis,
@@ -184,6 +191,30 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     return one(Status.OK, paired[0], Basis.VERSION)
 
 
+#: The issue's workarounds as written; `advise` puts first what the probe found.
+ISSUE_WORKAROUNDS = (
+    Workaround(
+        "Install the Triton release torch pins (reinstalling torch without --no-deps does it)",
+        "pip install \"$(python -c 'import importlib.metadata as m; print(next(r.split(\";\")[0].strip() "
+        "for r in m.requires(\"torch\") if r.startswith(\"triton\")))')\"",
+        "pin",
+    ),
+    Workaround("Or move torch to the release that pairs with the Triton you need "
+               "(torch 2.7 for Triton 3.3, 2.8 for 3.4, 2.9 for 3.5)", None, "upgrade"),
+    Workaround("Pin triton next to torch in requirements.txt so that no other package can move it",
+               None, "pin"),
+)
+
+
+def advise(facts: Facts) -> List[Workaround]:
+    """A skew that comes from a copy shadowing the installed Triton is fixed by taking the copy off
+    the import path (triton-missing names it); installing the pinned release again changes nothing."""
+    first = unshadow_triton(facts)
+    if first is None:
+        return list(ISSUE_WORKAROUNDS)
+    return list(Workaround.pick(ISSUE_WORKAROUNDS, first, drop=["pip install", "uv pip install"]))
+
+
 ISSUE = KnownIssue(
     id="triton-version-skew",
     title="torch and Triton versions do not match (e.g. cannot import name 'AttrsDescriptor')",
@@ -210,19 +241,9 @@ ISSUE = KnownIssue(
         Signature(r"module 'triton(?:\.\w+)*' has no attribute '\w+'", strength="partial",
                   note="an attribute Inductor expects from another Triton release"),
     ),
-    workarounds=(
-        Workaround(
-            "Install the Triton release torch pins (reinstalling torch without --no-deps does it)",
-            "pip install \"$(python -c 'import importlib.metadata as m; print(next(r.split(\";\")[0].strip() "
-            "for r in m.requires(\"torch\") if r.startswith(\"triton\")))')\"",
-            "pin",
-        ),
-        Workaround("Or move torch to the release that pairs with the Triton you need "
-                   "(torch 2.7 for Triton 3.3, 2.8 for 3.4, 2.9 for 3.5)", None, "upgrade"),
-        Workaround("Pin triton next to torch in requirements.txt so that no other package can move it",
-                   None, "pin"),
-    ),
+    workarounds=ISSUE_WORKAROUNDS,
     rule=rule,
+    advise=advise,
     predict=predict,
     canary=Canary("triton_version_skew.py", devices=(DeviceKind.TOOLCHAIN,), timeout_s=180.0),
 )
