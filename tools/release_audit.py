@@ -3,6 +3,7 @@
 
     python tools/release_audit.py refresh   # re-read every release, rewrite the snapshot
     python tools/release_audit.py wheels    # re-read only what each torch wheel is built for
+    python tools/release_audit.py variants --pytorch-git DIR  # the index's CUDA variants, per tag
     python tools/release_audit.py docs      # write docs/wheels.md from the snapshot
     python tools/release_audit.py check     # compare the tables in inductor_doctor/kb/ with it
 
@@ -36,6 +37,11 @@ def main(argv: list) -> int:
                        "architectures, tags) into the existing snapshot")
     w.add_argument("--offline", action="store_true", help="reuse the cached index page")
     w.add_argument("--output", type=Path, default=SNAPSHOT)
+    v = sub.add_parser("variants", help="read the CUDA variants PyTorch's index serves for each "
+                       "release (and their arch lists) from the build scripts at the release tags")
+    v.add_argument("--pytorch-git", type=Path, default=None, metavar="DIR",
+                   help="the git directory of a pytorch/pytorch clone with the release tags")
+    v.add_argument("--output", type=Path, default=SNAPSHOT)
     d = sub.add_parser("docs", help="write docs/wheels.md from the snapshot (offline)")
     d.add_argument("--check", action="store_true", help="exit 1 when the page is not the snapshot's")
     c = sub.add_parser("check", help="compare the kb tables with the snapshot (offline)")
@@ -55,7 +61,15 @@ def main(argv: list) -> int:
         docs_page.write(snap)
         print(f"wrote {docs_page.PAGE}")
         return 0
-    if args.command == "wheels":
+    if args.command == "variants":
+        from audit import index_variants
+
+        snap = check.load(args.output)
+        read, unread = index_variants.add_index_variants(snap, args.pytorch_git)
+        refresh.write(snap, args.output)
+        print(f"wrote {args.output}: index variants of {read} torch releases read, {unread} not")
+        problems = check.against(snap)
+    elif args.command == "wheels":
         snap = check.load(args.output)
         try:
             refresh.add_wheel_facts(snap, remote.index("torch", refresh=not args.offline))

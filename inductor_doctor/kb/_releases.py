@@ -186,7 +186,8 @@ def variant_facts(version: str, tag: Optional[str], sys_platform: str,
 
     `tag` None is the wheel PyPI serves here; `cpu` is the CPU build; `cuXXX` is PyPI's wheel when it
     is built with that CUDA (PyPI serves the same wheel as PyTorch's index for its default CUDA), else
-    None: the snapshot did not read that variant.
+    the index's variant as the build scripts at the release's tag set it (`index_variants`, Linux
+    x86_64), else None: the snapshot did not read that variant.
     """
     wheel = pypi_wheel(version, sys_platform, machine)
     if tag is not None and tag.startswith("cpu"):
@@ -196,9 +197,31 @@ def variant_facts(version: str, tag: Optional[str], sys_platform: str,
         return None
     pypi_tag = "cpu" if wheel["build"] == "cpu" else "cu" + str(wheel.get("cuda") or "").replace(".", "")
     if tag is not None and tag != pypi_tag:
-        return None
+        found = index_variant(version, tag, sys_platform, machine)
+        if found is None:
+            return None
+        archs = list(found.get("archs") or []) + list(found.get("ptx") or [])
+        return {"build": "cuda", "cuda": found["cuda"], "archs": archs, "variant": tag,
+                "source": found["source"]["archs"], "index_url": found.get("index_url")}
     return {"build": wheel["build"], "cuda": wheel.get("cuda"), "archs": wheel.get("archs"),
             "variant": pypi_tag, "source": f"{wheel.get('wheel')} on PyPI"}
+
+
+def index_variants(version: str, sys_platform: str, machine: str) -> Dict[str, Dict[str, Any]]:
+    """The CUDA variants PyTorch's index serves for the release `version` (Linux x86_64), as the
+    audit read them from the build scripts at the release's tag: `cu126` → {cuda, archs, ptx,
+    index_url, source}. Empty where the snapshot did not read them (see `index_variants_read`)."""
+    if platform_key(sys_platform, machine) != "linux_x86_64":
+        return {}
+    found = torch_release(version)
+    if found is None:
+        return {}
+    facts = found[1].get("index_variants") or {}
+    return dict(facts.get("variants") or {}) if facts.get("read") else {}
+
+
+def index_variant(version: str, tag: str, sys_platform: str, machine: str) -> Optional[Dict[str, Any]]:
+    return index_variants(version, sys_platform, machine).get(tag.lower())
 
 
 def cuda_tag(cuda: Optional[str]) -> Optional[str]:

@@ -2,7 +2,10 @@
 
 Candidates are the torch releases of the release snapshot, newest first, each as the build this
 machine would install: PyPI's wheel for the platform where the machine has a GPU (its CUDA and
-arch list read from the wheel), the CPU build from PyTorch's CPU index where it has none. Each
+arch list read from the wheel), then the other CUDA variants PyTorch's own index serves for that
+release where the snapshot read them from the release's build scripts (newest CUDA first, each
+installed with `--index-url https://download.pytorch.org/whl/cuXXX`), and the CPU build from
+PyTorch's CPU index where the machine has no GPU. Each
 candidate is judged as `plan` judges a spec (`plan torch==V --gpu sm_XX --driver D
 --python-version P --cxx C`, once per GPU), after the checks a pip install itself would fail
 (the user's own requirements, a CPython wheel for this Python, the manylinux glibc floor). The
@@ -70,7 +73,8 @@ class Candidate:
         return f"torch {self.torch} {self.variant}"
 
     def requirements(self) -> List[str]:
-        reqs = [f"torch=={self.torch}"]
+        local = f"+{self.variant}" if self.index_url and self.variant.startswith("cu") else ""
+        reqs = [f"torch=={self.torch}{local}"]
         if self.triton:
             reqs.append(f"triton=={self.triton}")
         if self.xla:
@@ -156,7 +160,7 @@ def _python_tag(python_version: str) -> str:
 
 def candidates(machine: Machine, want_xla: bool = False) -> List[Candidate]:
     """Every torch release of the snapshot, newest first, as the build this machine would get."""
-    from inductor_doctor.kb._releases import RELEASES, pypi_wheel, snapshot
+    from inductor_doctor.kb._releases import RELEASES, index_variants, pypi_wheel, snapshot
 
     snap = snapshot()
     out: List[Candidate] = []
@@ -174,8 +178,17 @@ def candidates(machine: Machine, want_xla: bool = False) -> List[Candidate]:
             if pin:
                 allowed = list(SpecifierSet(pin).filter(triton_releases))
                 triton = max(allowed, key=Version) if allowed else None
-            out.append(Candidate(version, "cu" + str(wheel["cuda"]).replace(".", ""), wheel["cuda"], None,
+            pypi_tag = "cu" + str(wheel["cuda"]).replace(".", "")
+            out.append(Candidate(version, pypi_tag, wheel["cuda"], None,
                                  triton, xla, tuple(wheel.get("archs") or ()), f"{wheel['wheel']} on PyPI"))
+            variants = index_variants(version, machine.sys_platform, machine.machine)
+            for tag in sorted(variants, key=lambda t: _vt(variants[t]["cuda"]), reverse=True):
+                if tag == pypi_tag:
+                    continue
+                v = variants[tag]
+                archs = tuple(v.get("archs") or ()) + tuple(v.get("ptx") or ())
+                out.append(Candidate(version, tag, v["cuda"], v["index_url"], None, xla, archs,
+                                     f"PyTorch's {tag} index; {v['source']['archs']}"))
         else:
             out.append(Candidate(version, "cpu", None, CPU_INDEX if machine.sys_platform == "linux" else None,
                                  None, xla, (), "PyTorch's CPU index (the CPU build of every release)"))
@@ -207,6 +220,8 @@ def _judge(c: Candidate, machine: Machine, reg: Registry, extra_specs: Sequence[
     judged = Judged(c)
     gpus: Sequence[Optional[int]] = machine.gpus or (None,)
     spec = f"torch=={c.torch}" + ("+cpu" if c.variant == "cpu" and machine.sys_platform == "linux" else "")
+    if c.index_url and c.variant.startswith("cu"):
+        spec = f"torch=={c.torch}+{c.variant}"  # an index variant: plan judges that build, not PyPI's
     request = PlanRequest(specs=[spec] + ([f"torch_xla=={c.xla}"] if c.xla else []) + list(extra_specs),
                           driver=machine.driver, python_version=machine.python_version or None,
                           cxx=machine.cxx)

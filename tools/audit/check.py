@@ -308,6 +308,49 @@ def check_wheels(snap: Snapshot) -> List[str]:
     return bad
 
 
+def check_index_variants(snap: Snapshot) -> List[str]:
+    """The index variants read from the build scripts at each release tag, against the wheel.
+
+    PyPI's Linux x86_64 wheel is the index's variant of the same CUDA, so its arch list (read from
+    libtorch_python.so) must be the list build_cuda.sh sets for that CUDA at the tag: two sources
+    that must agree. Every read variant needs a CUDA whose driver the doctor knows; a release whose
+    variants were not read says why.
+    """
+    from inductor_doctor.kb._releases import CUDA_MIN_DRIVER
+
+    bad = []
+    for version, entry in _torch(snap):
+        facts = entry.get("index_variants")
+        if facts is None:
+            bad.append(f"torch {version}: no index variants recorded (run `release_audit.py variants`)")
+            continue
+        if not facts.get("read"):
+            if not facts.get("why"):
+                bad.append(f"torch {version}: index variants unread, and no reason given")
+            continue
+        variants = facts.get("variants") or {}
+        linux = (entry.get("pypi") or {}).get("linux_x86_64") or {}
+        if linux.get("build") == "cuda" and linux.get("archs"):
+            tag = "cu" + str(linux["cuda"]).replace(".", "")
+            own = variants.get(tag)
+            if own is None:
+                if tag not in (facts.get("unread") or {}):
+                    bad.append(f"torch {version}: PyPI's wheel is CUDA {linux['cuda']}, which CUDA_ARCHES at "
+                               f"{facts.get('tag')} does not list")
+            else:
+                script = sorted(set(own["archs"]) | set(own.get("ptx") or ()))
+                wheel = sorted(set(linux["archs"]))
+                if script != wheel:
+                    bad.append(f"torch {version} {tag}: build_cuda.sh at {facts.get('tag')} sets "
+                               f"{own['arch_list']} ({' '.join(script)}), the PyPI wheel is built for "
+                               f"{' '.join(wheel)}")
+        for tag, v in variants.items():
+            if v["cuda"] not in CUDA_MIN_DRIVER:
+                bad.append(f"CUDA_MIN_DRIVER: no driver for CUDA {v['cuda']}, which torch {version}'s {tag} "
+                           "index variant needs")
+    return bad
+
+
 def check_docs_page(snap: Snapshot) -> List[str]:
     """docs/wheels.md is generated from the snapshot: it must be the snapshot's."""
     from audit import docs_page
@@ -318,7 +361,7 @@ def check_docs_page(snap: Snapshot) -> List[str]:
 
 
 CHECKS = (check_releases, check_python, check_compiler, check_const_data_ptr, check_ptxas,
-          check_driver_table, check_gpu_tables, check_wheels, check_docs_page)
+          check_driver_table, check_gpu_tables, check_wheels, check_index_variants, check_docs_page)
 
 
 def against(snap: Snapshot, cache: bool = False) -> List[str]:

@@ -61,8 +61,9 @@ def render(snap: Dict[str, Any]) -> str:
         "architectures `torch.cuda.get_arch_list()` returns (the string in libtorch_python.so, confirmed by "
         "libtorch_cuda.so's kernels), its CPython tags and manylinux floor, and the Triton it requires. "
         "`inductor-doctor plan --suggest` answers from the same facts for one machine; docs/release-audit.md "
-        "says how they are read. The variants PyTorch serves only from its own index "
-        "(`download.pytorch.org/whl/cu126`, ...) are not reachable from the audit and are not listed.",
+        "says how they are read. The other CUDA variants PyTorch serves from its own index "
+        "(`download.pytorch.org/whl/cu126`, ...) are in the section after the wheels, as the build "
+        "scripts at each release tag set them, where the audit could read them.",
         "",
         "## Which torch wheel runs on my GPU",
         "",
@@ -110,6 +111,7 @@ def render(snap: Dict[str, Any]) -> str:
         pythons = ", ".join(linux.get("pythons") or entry.get("pythons") or [])
         lines.append(f"| {version} | {build['linux_x86_64']} | {archs} | {build['linux_aarch64']} | "
                      f"{build['win_amd64']} | {pythons} | {floor} | {triton} |")
+    lines += _index_variants(torch)
     lines += _drivers(snap)
     lines += [
         "",
@@ -126,6 +128,46 @@ def render(snap: Dict[str, Any]) -> str:
         if entry.get("triton"):
             lines.append(f"| {version} | {entry['triton']} | {entry.get('triton_marker') or 'everywhere'} |")
     return "\n".join(lines) + "\n"
+
+
+def _index_variants(torch: Sequence[Tuple[str, Dict[str, Any]]]) -> List[str]:
+    """The CUDA variants of PyTorch's index per release, with the tag and file each was read from;
+    the releases whose variants were not read, and why, in runs."""
+    out = ["", "## PyTorch's own index: each release's CUDA variants (Linux x86_64)", "",
+           "`pip install torch==X+cuXXX --index-url https://download.pytorch.org/whl/cuXXX`. The variants "
+           "are the release's `CUDA_ARCHES` in `.github/scripts/generate_binary_build_matrix.py`, each "
+           "one's GPU architectures the `TORCH_CUDA_ARCH_LIST` that `.ci/manywheel/build_cuda.sh` sets for "
+           "its CUDA, "
+           "both read at the release's tag in pytorch/pytorch (`release_audit.py variants`). `plan` and "
+           "`plan --suggest` judge a variant only from these; an unread one stays inconclusive.", "",
+           "| torch | variant | CUDA | its GPU architectures | read from |", "|---|---|---|---|---|"]
+    unread: List[Tuple[str, str]] = []
+    rows = 0
+    for version, entry in torch:
+        facts = entry.get("index_variants") or {}
+        if not facts.get("read"):
+            unread.append((version, facts.get("why") or "not read"))
+            continue
+        variants = facts.get("variants") or {}
+        for tag in sorted(variants, key=lambda t: tuple(int(x) for x in variants[t]["cuda"].split(".")),
+                          reverse=True):
+            v = variants[tag]
+            archs = " ".join(list(v["archs"]) + list(v.get("ptx") or []))
+            out.append(f"| {version} | {tag} | {v.get('cuda_full') or v['cuda']} | {archs} | "
+                       f"{v['source']['archs']} |")
+            rows += 1
+        for tag, why in sorted((facts.get("unread") or {}).items()):
+            out.append(f"| {version} | {tag} | — | not read: {why} | {facts.get('tag')} |")
+            rows += 1
+    if not rows:
+        out = out[:-2]
+    by_why: Dict[str, List[str]] = {}
+    for version, why in unread:
+        by_why.setdefault(why, []).append(version)
+    for why, versions in by_why.items():
+        span = versions[0] if len(versions) == 1 else f"{versions[-1]} – {versions[0]}"
+        out.append(f"Not read for torch {span}: {why}.")
+    return out
 
 
 def _drivers(snap: Dict[str, Any]) -> List[str]:
