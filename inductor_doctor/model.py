@@ -152,6 +152,9 @@ class Signature:
     against_says: str = ""
     ranged: bool = True
     subject: Tuple[str, ...] = ()
+    #: A fact the log may state that makes a weak match of this signature sure (`triage/facts.py`:
+    #: "gpu-arch-missing", the log's torch has no kernel for the log's GPU by its release's arch list).
+    fact: str = ""
 
     def compiled(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)

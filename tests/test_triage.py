@@ -588,3 +588,68 @@ def test_the_sign_of_a_look_alike_removes_the_match():
     assert ids(run(error, issues), EXACT) == ["cpu-only"]
     assert ids(run("OS: macOS 14.2 (arm64)\n" + error, issues)) == []
     assert ids(run(error + "x\n" * 500_000 + "OS: macOS 14.2\n", issues)) == []
+
+
+@pytest.mark.parametrize(
+    "wording",
+    [
+        # torch 2.x (2.5.1, 2.6.0, 2.9.0, 2.13.0: torch/backends/cudnn/__init__.py), two spaces and all
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but found "
+        "runtime version (8, 9, 2). PyTorch already comes bundled with cuDNN.",
+        # torch 1.x with tuples
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 0, 4) but linked "
+        "against (7, 6, 5)",
+        # torch 1.x before, with integers, and the oldest wording
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against 7603 but linked "
+        "against 7005",
+        "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7005",
+        # wrapped by a terminal or a log collector
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled\n    against (9, 8, 0) but found "
+        "runtime version (9, 7, 0).",
+    ],
+)
+def test_every_wording_of_a_message_across_releases(wording):
+    """A message torch worded differently before a release is matched in each wording (the
+    signature's comment says which release and file each comes from)."""
+    need("cuda-libs-shadowed")
+    result = run(wording + "\n", list(registry()))
+    assert ids(result, EXACT) == ["cuda-libs-shadowed"], [(m.issue.id, m.confidence) for m in result.matches]
+
+
+def test_the_ld_library_path_line_makes_the_loader_error_sure(tmp_path: Path):
+    """The log's own LD_LIBRARY_PATH naming a CUDA library directory is the shadowing source: the
+    symbol error beside it is the issue, and the line is shown as its context."""
+    need("cuda-libs-shadowed")
+    error = ("ImportError: /venv/lib/python3.12/site-packages/torch/lib/../../nvidia/cusparse/lib/"
+             "libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12\n")
+    for before, sure in (("", False), ("$ echo $LD_LIBRARY_PATH\n/usr/local/cuda-12.1/lib64:\n", True),
+                         ("LD_LIBRARY_PATH=/opt/venv/lib\n", False)):
+        log = tmp_path / "ld.log"
+        log.write_text(before + error.replace("nvidia/cusparse/lib/", "x/"))
+        doc = json.loads(run_cli(["explain", "--log", str(log), "--format", "json"]).stdout)
+        match = {r["id"]: r for r in doc["results"]}.get("cuda-libs-shadowed")
+        assert match is not None and (match["confidence"] == "exact") is sure, (before, match)
+        if sure:
+            context = [e for e in match["evidence"] if e["strength"] == "context"]
+            assert context and "cuda-12.1" in " ".join(context[0]["text"]), match["evidence"]
+
+
+def test_a_torch_beside_a_gpu_it_has_no_kernels_for_is_sure(tmp_path: Path):
+    """"no kernel image" is every CUDA program's; beside the log's torch release and a GPU capability
+    that release's arch list (kb/_data/releases.json) does not serve, it is this issue."""
+    need("torch-gpu-arch-missing")
+    body = ('  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1736\n'
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    cases = [
+        ("PyTorch version: 2.5.1+cu124\nGPU 0: RTX 5090, compute capability: 12.0\n", "exact"),
+        ("PyTorch version: 2.5.1+cu124\nGPU 0: RTX 3090, compute capability: 8.6\n", "partial"),
+        ("GPU 0: RTX 5090, compute capability: 12.0\n", "partial"),  # which torch: not said
+    ]
+    for head, confidence in cases:
+        log = tmp_path / "arch.log"
+        log.write_text(head + body)
+        doc = json.loads(run_cli(["explain", "--log", str(log), "--format", "json"]).stdout)
+        (match,) = [r for r in doc["results"] if r["id"] == "torch-gpu-arch-missing"]
+        assert match["confidence"] == confidence, (head, match)
+        if confidence == "exact":
+            assert "sm_120" in match["note"] and "sm_90" in match["note"]

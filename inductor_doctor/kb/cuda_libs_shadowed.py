@@ -94,6 +94,12 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                f"{live}")
 
 
+#: The log's own LD_LIBRARY_PATH naming a CUDA, cuDNN or NVIDIA library directory (`LD_LIBRARY_PATH=...`,
+#: `export LD_LIBRARY_PATH=...`, `echo $LD_LIBRARY_PATH` then its value, a collect_env line).
+_LD_PATH = (r"LD_LIBRARY_PATH\W{0,6}(?:[^\n]*\n)?[^\n]*(?:cuda|cudnn|nvidia|hpc_sdk|math_libs)[^\n:]*"
+            r"(?:lib|lib64)\b")
+_LD_PATH_SAYS = "LD_LIBRARY_PATH naming a CUDA library directory (its libraries win over the wheels')"
+
 ISSUE = KnownIssue(
     id="cuda-libs-shadowed",
     title="CUDA libraries shadowed: LD_LIBRARY_PATH or a system CUDA loads instead of torch's nvidia wheels",
@@ -122,10 +128,26 @@ ISSUE = KnownIssue(
         Signature(r"nvidia/\w+/lib/lib\w+\.so\.\d+: undefined symbol: __nvJitLink\w+, version "
                   r"libnvJitLink\.so\.\d+",
                   note="a wheel's libcusparse/libcusolver bound to an older libnvJitLink"),
+        # The same mismatch beside the log's own LD_LIBRARY_PATH naming a CUDA library directory: the
+        # directory whose libraries win over the wheels' is in the log, so it is this issue.
+        Signature(r"undefined symbol: __nvJitLink\w+, version libnvJitLink\.so\.\d+",
+                  anchor=_LD_PATH, anchor_says=_LD_PATH_SAYS,
+                  note="a libcusparse bound to an older libnvJitLink that LD_LIBRARY_PATH puts first"),
         Signature(r"undefined symbol: __nvJitLink\w+, version libnvJitLink\.so\.\d+", strength="partial",
                   note="the same mismatch, wherever libcusparse came from"),
-        Signature(r"cuDNN version incompatibility: PyTorch was compiled\s+against \(\d+, \d+, \d+\) but "
-                  r"found runtime version \(\d+, \d+, \d+\)", note="torch/backends/cudnn: another libcudnn"),
+        # torch's own check of the cuDNN it finds against the one it was built with, in each wording:
+        # torch/backends/cudnn/__init__.py
+        # - 2.x (2.5.1 line 48, 2.6.0 line 48, 2.9.0 line 55, 2.13.0 line 61, read in the installed
+        #   wheels): "cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but found
+        #   runtime version (8, 9, 2). PyTorch already comes bundled with cuDNN. ..." (two spaces, and
+        #   "Looks like your LD_LIBRARY_PATH contains incompatible version of cudnn" where it names one);
+        # - 1.x with tuples (the releases with `allow_tf32`, 1.7 on): "cuDNN version incompatibility:
+        #   PyTorch was compiled against (8, 0, 4) but linked against (7, 6, 5)";
+        # - 1.x before, with integers: "cuDNN version incompatibility: PyTorch was compiled against 7603
+        #   but linked against 7005", and the oldest "cuDNN version mismatch: ...".
+        Signature(r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\s+against "
+                  r"(?:\(\d+, \d+, \d+\)|\d+)\s+but\s+(?:found runtime version|linked against) "
+                  r"(?:\(\d+, \d+, \d+\)|\d+)", note="torch/backends/cudnn: another libcudnn"),
         Signature(r"undefined symbol: \w+, version libcu\w+\.so\.\d+", strength="partial"),
     ),
     workarounds=(

@@ -142,9 +142,10 @@ ISSUE = KnownIssue(
         "kernel image is available for execution on the device`. Install a torch built for the GPU."
     ),
     signatures=(
+        # Sure where the log states a torch and a GPU capability that torch's arch list does not serve.
         Signature(r"no kernel image is available for execution on the device", strength="partial",
                   note="cudaErrorNoKernelImageForDevice: torch's kernels, or an extension's built for other "
-                  "architectures"),
+                  "architectures", subject=("torch",), fact="gpu-arch-missing"),
         Signature(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
                   note="torch.cuda._check_cubins"),
         Signature(r"Your installed torch==\S+ does not include kernels for this GPU",
@@ -152,7 +153,8 @@ ISSUE = KnownIssue(
         Signature(r"PyTorch no longer supports this GPU because it is too old",
                   note="torch.cuda._check_capability (before torch 2.10)"),
         Signature(r"CUDA error: invalid device function", strength="partial",
-                  note="the same mismatch in a CUDA extension built for other architectures"),
+                  note="the same mismatch in a CUDA extension built for other architectures",
+                  subject=("torch",), fact="gpu-arch-missing"),
     ),
     workarounds=(
         Workaround("Install a torch built for the GPU: for Blackwell (sm_100/sm_120) a cu128 or newer "

@@ -28,6 +28,7 @@ from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.model import KnownIssue, Severity, UsageError
 from inductor_doctor.triage.context import DROP, LogContext, predicates
+from inductor_doctor.triage.facts import FACT_PREDICATES, FACTS
 from inductor_doctor.triage.stream import LogStats, ProbeHits, ScanResult, Source, blocks, scan_stream
 from inductor_doctor.triage.versions import already_met, in_range
 
@@ -35,6 +36,8 @@ SCHEMA = "inductor-doctor/triage/v1"
 FIND_SPEC_TIMEOUT_S = 30.0
 
 EXACT, PARTIAL, VERSION_ONLY = "exact", "partial", "version-only"
+#: An evidence line that is not the error but the context that makes it sure (LD_LIBRARY_PATH, say).
+CONTEXT = "context"
 
 
 @dataclass
@@ -220,8 +223,7 @@ def triage_stream(
 
         issues = list(registry())
     start = time.perf_counter()
-    asked = predicates(sig for issue in issues for sig in issue.signatures)
-    scanned = scan_stream(source, name, issues, asked)
+    scanned = scan_stream(source, name, issues, _asked(issues))
     stats = scanned.stats
     log = LogInput(
         stats.source, b"", stats.size, stats.truncated, stats.ansi_stripped, stats.encoding, stats.lines
@@ -246,11 +248,19 @@ def triage_file(source: str, issues: Optional[Sequence[KnownIssue]] = None) -> T
 def triage_text(log: LogInput, issues: Sequence[KnownIssue]) -> TriageResult:
     """A log already in memory (`LogInput.data`), judged exactly as a streamed one."""
     start = time.perf_counter()
-    asked = predicates(sig for issue in issues for sig in issue.signatures)
-    scanned = scan_stream(io.BytesIO(log.data), log.source, issues, asked)
+    scanned = scan_stream(io.BytesIO(log.data), log.source, issues, _asked(issues))
     log.line_count = scanned.stats.lines
     log.ansi_stripped = log.ansi_stripped or scanned.stats.ansi_stripped
     return _decide(log, issues, scanned, start)
+
+
+def _asked(issues: Sequence[KnownIssue]) -> set:
+    """Every log-wide question judging these issues' matches will ask, the facts' included."""
+    sigs = [sig for issue in issues for sig in issue.signatures]
+    asked = predicates(sigs)
+    for sig in sigs:
+        asked.update(FACT_PREDICATES.get(sig.fact, ()))
+    return asked
 
 
 def _decide(log: LogInput, issues: Sequence[KnownIssue], scanned: ScanResult, start: float) -> TriageResult:
@@ -294,6 +304,7 @@ def _match(
     ranged = True  # whether every exact match's wording is bounded by the issue's affected range
     counted = 0
     occurrences = 0
+    stated: Optional[str] = None  # a fact of the log that made a weak match sure
     for ph in hits:
         sig = ph.probe.signature
         kept = False
@@ -301,10 +312,19 @@ def _match(
             verdict, why = context.judge(sig, f.near, f.line)
             if verdict == DROP:
                 continue
+            if verdict != EXACT and sig.fact in FACTS:
+                found = FACTS[sig.fact](context, versions)
+                if found is not None:
+                    seen, stated = found
+                    verdict = EXACT
+                    evidence.append(Evidence(seen.line, seen.text, sig.fact, CONTEXT))
             kept = True
             evidence.append(Evidence(f.line, f.text, sig.pattern, verdict))
             if verdict == EXACT:
                 ranged = ranged and sig.ranged
+                seen = context.seen.get((sig.anchor, sig.flags)) if sig.anchor else None
+                if seen is not None and sig.anchor_lines is None:  # the fact that made it sure
+                    evidence.append(Evidence(seen.line, seen.text, sig.anchor, CONTEXT))
             elif sig.strength == "exact" and why:
                 reasons.append(why)
         if kept:
@@ -316,7 +336,7 @@ def _match(
     if not exact and not reasons:
         first = min(evidence, key=lambda e: e.line)
         reasons.append(f"line {first.line} shows a symptom other causes share too")
-    evidence.sort(key=lambda e: (e.strength != "exact", e.line))
+    evidence.sort(key=lambda e: ({EXACT: 0, CONTEXT: 1}.get(e.strength, 2), e.line))
     match = IssueMatch(
         issue,
         EXACT if exact else PARTIAL,
@@ -326,6 +346,8 @@ def _match(
         because=[] if exact else _dedupe_text(reasons)[:2],
     )
     _weigh_versions(match, versions, ranged)
+    if stated and match.confidence == EXACT:
+        match.note = stated + (f"; {match.note}" if match.note else "")
     match.moot = {
         i: why for i, w in enumerate(issue.workarounds) if (why := already_met(w, versions)) is not None
     }

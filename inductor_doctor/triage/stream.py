@@ -464,7 +464,7 @@ class StreamScan:
             where = self._first(pred, buf, low, lo, hi, positions)
             if where is not None:
                 a, b = where
-                self.seen[key] = Seen(counter.line(a), evidence_lines(buf, a, b, max_lines=1))
+                self.seen[key] = Seen(counter.line(a), evidence_lines(buf, a, b, max_lines=2))
                 del self.predicates[key]
         self._versions(low, lo, hi)
 
