@@ -100,9 +100,21 @@ def install(venv: Path, wheels: Optional[str]) -> Tuple[Optional[Path], str]:
                 why = ((proc.stderr or proc.stdout).strip().splitlines() or ["no output"])[-1][:200]
                 break
         else:
-            how = f"from the wheels in {wheels}" if wheels else "resolving its dependencies from the registry"
+            how = (f"from the wheels in {shown(wheels)}" if wheels
+                   else "resolving its dependencies from the registry")
             return python, f"the doctor's console script, installed in a new venv {how}"
     return None, f"could not install the doctor into a new venv: {why}"
+
+
+def shown(path: object) -> str:
+    """A path as the figures are published (docs/speed.md): inside the checkout relative to it, in
+    the home directory under `~`, never this machine's absolute path."""
+    text = os.path.abspath(str(path))
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if text == repo or text.startswith(repo + os.sep):
+        return os.path.relpath(text, repo) + " (in the checkout)"
+    home = os.path.expanduser("~")
+    return "~" + text[len(home):] if home != "/" and text.startswith(home + os.sep) else text
 
 
 def median(argv: List[str], env: Dict[str, str], runs: int) -> float:

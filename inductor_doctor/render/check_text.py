@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
+from inductor_doctor.render.plain import wrap
 from inductor_doctor.render.style import (
     COMMAND,
     DIM,
@@ -214,7 +215,7 @@ def _details(console: Any, results: Sequence[Mapping[str, Any]]) -> None:
         _wrapped(console, r["title"], STRONG)
         _wrapped(console, r["reason"] + _basis_note(r))
         for line in r.get("evidence") or []:
-            _wrapped(console, f"| {line}", DIM)
+            _quoted(console, line)
         if r.get("suppressed"):
             _wrapped(console, f"suppressed: {r['suppressed']}", DIM)
         for w in r.get("workarounds") or []:
@@ -226,6 +227,15 @@ def _details(console: Any, results: Sequence[Mapping[str, Any]]) -> None:
         if r.get("issue") or not r["id"].startswith("artifact."):
             _wrapped(console, f"more: inductor-doctor explain {r.get('issue') or r['id']}", DIM)
         console.print()
+
+
+def _quoted(console: Any, line: str) -> None:
+    """A line of the canary's output: its own indentation kept, wrapped between words only."""
+    from rich.text import Text
+
+    first = " " * INDENT + "| " + " " * (len(line) - len(line.lstrip()))
+    for part in wrap(line.strip(), console.width, first, first + "  "):
+        console.print(Text(part, style=DIM), no_wrap=True, crop=False, overflow="ignore")
 
 
 def _basis_note(r: Mapping[str, Any]) -> str:
