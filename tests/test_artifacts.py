@@ -100,6 +100,22 @@ def test_not_an_artifact_is_a_usage_error(tmp_path):
     assert proc.returncode == 2 and "no such file" in proc.stderr
 
 
+
+
+ARTIFACT_IDS = {"artifact-torch-mismatch", "artifact-glibcxx-too-old", "artifact-cpu-isa-missing",
+                "artifact-gpu-arch-missing", "artifact-cache-foreign"}
+
+
+def test_a_check_or_plan_without_an_artifact_has_no_artifact_rows():
+    """The artifact issues are asked of artifacts, one row per artifact: a plain check or plan makes
+    no not-applicable row for them, and `--only` naming them alone says to pass `--artifact`."""
+    check = run_json(["check", "--static"])
+    assert not {r["id"] for r in check["results"]} & ARTIFACT_IDS, check["results"]
+    plan = run_json(["plan", "torch==2.5.1", "triton==3.1.0"])
+    assert not {r["id"] for r in plan["results"]} & ARTIFACT_IDS
+    proc = run_cli(["check", "--static", "--only", "artifact-cpu-isa-missing"])
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "concerns compiled artifacts only" in proc.stderr and "--artifact PATH" in proc.stderr
 def _glibcxx_cache(root: Path) -> Path:
     """An Inductor-style cache whose kernel needs GLIBCXX_3.4.32, which GCC 13.2 introduced: linked
     against a stub libstdc++.so.6 that defines that version (the system's, GCC 12's, stops at 3.4.30)."""

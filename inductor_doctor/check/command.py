@@ -101,6 +101,7 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
 
     start = time.monotonic()
     issues = select_issues(request.only, request.skip)
+    _artifact_issues_need_an_artifact(request, issues)
     python = resolve_python(request.python)
     suppressions = load_suppressions(request.config, request.suppress)
     if request.devices is not None:
@@ -152,6 +153,14 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     if notes:
         meta["suppression_notes"] = notes
     return _report(environment, findings, meta)
+
+
+def _artifact_issues_need_an_artifact(request: CheckRequest, issues: Sequence[KnownIssue]) -> None:
+    """`--only` naming artifact issues alone, with no `--artifact`, would check nothing: say what to add."""
+    from inductor_doctor.kb._artifacts import NO_ARTIFACT, artifact_only
+
+    if request.only and not request.artifacts and issues and all(artifact_only(i) for i in issues):
+        raise UsageError(f"{', '.join(i.id for i in issues)} {NO_ARTIFACT}")
 
 
 def _notices(findings: Sequence[Finding], issues: Sequence[KnownIssue]) -> List[str]:

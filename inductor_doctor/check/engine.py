@@ -15,6 +15,7 @@ from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
 from inductor_doctor.check.verdict import CanaryOutcome, Verdict, decide
+from inductor_doctor.kb._artifacts import artifact_only
 from inductor_doctor.model import (
     Basis,
     DeviceKind,
@@ -139,6 +140,8 @@ class Cell:
 def plan(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> List[Cell]:
     cells: List[Cell] = []
     for issue in issues:
+        if artifact_only(issue):  # its rows are `--artifact`'s, one per artifact (check/artifacts.py)
+            continue
         outcomes = _run_rule(issue, facts)
         devices = devices_for(issue, facts)
         if not devices:  # nothing to run a canary on: the rule's prediction is all there is

@@ -19,6 +19,13 @@ def no_artifact(_facts: object) -> List[RuleOutcome]:
     return [RuleOutcome(Status.NOT_APPLICABLE, NO_ARTIFACT, Basis.STATIC)]
 
 
+def artifact_only(issue: object) -> bool:
+    """An issue decided only against an artifact (`check --artifact`, `plan --artifact`), whose
+    rows are the artifacts' own: a check or plan of the host makes no row for it, on no device,
+    rather than five not-applicable rows that say to pass `--artifact`."""
+    return getattr(issue, "rule", None) is no_artifact
+
+
 def outcome(status: Status, reason: str, basis: Basis = Basis.STATIC, **details: object) -> RuleOutcome:
     return RuleOutcome(status, reason, basis, None, dict(details))
 

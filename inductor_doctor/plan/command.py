@@ -161,8 +161,11 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
     inp, files, ignored = build_input(request)
     reg = registry if registry is not None else default_registry()
     findings: List[Finding] = []
+    from inductor_doctor.kb._artifacts import artifact_only
+
     for issue in reg:
-        findings.extend(predict_issue(inp, issue))
+        if not artifact_only(issue):  # their rows are `--artifact`'s, one per artifact
+            findings.extend(predict_issue(inp, issue))
     if request.artifacts:
         from inductor_doctor.check.artifacts import plan_artifacts
 
