@@ -11,8 +11,8 @@ from inductor_doctor.cli import known_env_names, unknown_env_warnings
 
 REPO = Path(__file__).resolve().parent.parent
 NAME = re.compile(r"(?<![@\w])INDUCTOR_DOCTOR_[A-Z0-9_]*[A-Z0-9](?!\w*@@)")
-#: Names written as examples of what is not known (this test and the warning's own tests).
 SUFFIXES = (".py", ".md", ".sh", ".toml", "")
+#: Names written as examples of what is not known (this test and the warning's own tests).
 EXAMPLES = {"INDUCTOR_DOCTOR_FAIL_ONN", "INDUCTOR_DOCTOR_FORMATT",
             "INDUCTOR_DOCTOR_NOTHING"}  # gpu_states.sh: a variable to unset that no one sets
 
