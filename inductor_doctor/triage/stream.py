@@ -68,7 +68,7 @@ SNIFF_BYTES = 65536
 #: job): it is read this far and the result says so. A regular file is read to its end.
 MAX_STREAM_BYTES = 16 * 1024 * 1024 * 1024
 #: Hits of one literal in one block beyond which it is found with `bytes.find` instead.
-DENSE_HITS = 4096
+DENSE_HITS = 1024
 #: The shortest piece of a literal the combined search looks for.
 MIN_PIECE = 4
 #: Bytes of the first block whose byte frequencies decide which bytes are rare.
@@ -296,12 +296,17 @@ class LiteralSearch:
             width = max(len(p) for p in pieces)
             end = min(len(low), hi + width)
             pos = lo
+            stops: Dict[bytes, int] = {}
             while True:
                 m = regex.search(low, pos, end)
                 if m is None:
                     break
                 p = m.start()
-                for piece in prefixes[m.group()]:
+                hit = m.group()
+                stops[hit] = stops.get(hit, 0) + 1
+                if stops[hit] > DENSE_HITS:  # a piece everywhere, whole literal or not: its literals too
+                    crowded.update(lit for lit, _ in pieces[hit])
+                for piece in prefixes[hit]:
                     for lit, offset in pieces[piece]:
                         at = p - offset
                         if lo <= at < hi and low.startswith(lit, at):
