@@ -293,13 +293,20 @@ def solve(machine: Machine, requirement_files: Sequence[str] = (), want_xla: boo
     cands = candidates(machine, want_xla)
     solution = Solution(machine, None, [])
     judged_all: List[Judged] = []
+    pypi_judged: Dict[str, Judged] = {}
     for c in cands:
+        if c.index_url and c.variant.startswith("cu"):
+            sibling = pypi_judged.get(c.torch)
+            if sibling is None or not _variant_may_help(c, sibling, machine):
+                continue
         if want_xla and c.xla is None:
             j = Judged(c, [f"no torch_xla {c.torch} release"], prefilter=True)
         else:
             why = _prefilter(c, machine, pins)
             j = Judged(c, [why], prefilter=True) if why else _judge(c, machine, reg, extra)
         solution.considered += 1
+        if c.index_url is None:
+            pypi_judged[c.torch] = j
         if j.ok:
             solution.chosen = j
             break
@@ -311,6 +318,31 @@ def solve(machine: Machine, requirement_files: Sequence[str] = (), want_xla: boo
         solution.notes.append(f"the release snapshot has no torch build for {machine.sys_platform} "
                               f"{machine.machine}" + (" with CUDA" if machine.gpus else ""))
     return solution
+
+
+#: The issues another CUDA variant of the same release can avoid: its kernels and its CUDA's driver.
+VARIANT_ISSUES = ("torch-gpu-arch-missing", "cuda-driver-too-old")
+
+
+def _variant_may_help(c: Candidate, pypi: Judged, machine: Machine) -> bool:
+    """Whether an index variant is worth judging: its PyPI sibling (same release) was installable and
+    failed on something a variant changes, and this one has the kernels of a GPU the sibling lacked
+    or a CUDA the driver runs where the sibling's did not. Anything else it would fail alike, so the
+    solver's cost stays that of the releases, not of every release times its variants."""
+    from inductor_doctor.kb._gpus import support
+    from inductor_doctor.kb.cuda_driver_too_old import major_floor
+
+    if pypi.prefilter or not set(pypi.issues) & set(VARIANT_ISSUES):
+        return False
+    if "cuda-driver-too-old" in pypi.issues and c.cuda and machine.driver:
+        floor = major_floor(int(c.cuda.split(".")[0]))
+        if floor and _vt(floor) <= _vt(machine.driver):
+            return True
+    for i, gpu in enumerate(machine.gpus):
+        missed = i < len(pypi.by_gpu) and "torch-gpu-arch-missing" in pypi.by_gpu[i]
+        if missed and support(gpu, c.archs)[0] != "none":
+            return True
+    return False
 
 
 def _fallback(solution: Solution, judged: List[Judged], machine: Machine, reg: Registry,
