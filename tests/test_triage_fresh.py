@@ -78,8 +78,10 @@ def test_every_fresh_entry_cites_its_thread_and_its_decision():
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.path.stem)
-def test_fresh_entry(entry: Entry):
+def test_fresh_entry(entry: Entry, request):
     """A positive is found; a hard negative is not named at all, not even as "looks like"."""
+    if entry.known_miss:  # strict: finding it means the header goes
+        request.applymarker(pytest.mark.xfail(strict=True, reason=f"known miss: {entry.known_miss}"))
     kind, matched = outcome(entry)
     if kind == "positive":
         want = {i for i in resolve(entry.expect) if i}
