@@ -115,9 +115,10 @@ ISSUE = KnownIssue(
     ),
     workarounds=(
         Workaround(
-            "Load the artifact with the torch release that built it (`check --artifact` says which "
-            "where the artifact records it), or rebuild the artifact with this torch",
-            'pip install "torch==<the release that built it>"',
+            "Load the artifact with the torch release that built it: `check --artifact` names it "
+            "where the artifact records it (`pip install torch==THAT_RELEASE` in the environment "
+            "that loads it), or rebuild the artifact with this torch",
+            None,
             "pin",
         ),
         Workaround(
