@@ -158,6 +158,12 @@ class TriageResult:
 # --- reading -----------------------------------------------------------------------------------
 
 
+def _unreadable(source: str, exc: OSError) -> UsageError:
+    """The one line for a log that cannot be read (opened, or read to its end)."""
+    shown = "stdin" if source == "-" else source
+    return UsageError(f"{shown}: cannot read ({exc.strerror or type(exc).__name__}) — check the path")
+
+
 def open_log(source: str) -> Tuple[IO[bytes], bool]:
     """A path or `-` as a binary stream (and whether the caller must close it); a directory or an
     unreadable path is a one-line UsageError (exit 2), never a traceback."""
@@ -171,8 +177,7 @@ def open_log(source: str) -> Tuple[IO[bytes], bool]:
     try:
         return path.open("rb"), True
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise UsageError(f"{source}: cannot read ({reason}) — check the path") from None
+        raise _unreadable(source, exc) from None
 
 
 def read_log(source: str) -> LogInput:
@@ -183,9 +188,7 @@ def read_log(source: str) -> LogInput:
     try:
         data = b"".join(blocks(fh, stats))
     except OSError as exc:
-        shown = "stdin" if source == "-" else source
-        reason = exc.strerror or type(exc).__name__
-        raise UsageError(f"{shown}: cannot read ({reason}) — check the path") from None
+        raise _unreadable(source, exc) from None
     finally:
         if close:
             fh.close()
@@ -237,9 +240,7 @@ def triage_file(source: str, issues: Optional[Sequence[KnownIssue]] = None) -> T
     try:
         return triage_stream(fh, issues, name=source)
     except OSError as exc:
-        shown = "stdin" if source == "-" else source
-        reason = exc.strerror or type(exc).__name__
-        raise UsageError(f"{shown}: cannot read ({reason}) — check the path") from None
+        raise _unreadable(source, exc) from None
     finally:
         if close:
             fh.close()
