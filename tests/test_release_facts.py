@@ -236,9 +236,20 @@ def h100(index: int = 0) -> GPUInfo:
     return GPUInfo(index=index, name="NVIDIA H100 80GB HBM3", sm="9.0", sm_count=132)
 
 
+def bundled_ptxas_files(root: Path) -> str:
+    """A Triton install whose bundled ptxas files are there but cannot be run here (empty): the
+    rules then judge them by the release the snapshot read of that Triton, as for a foreign build
+    (a ptxas that is not there at all is inconclusive, never judged by the snapshot)."""
+    bin_dir = root / "backends" / "nvidia" / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("ptxas", "ptxas-blackwell"):
+        (bin_dir / name).write_bytes(b"")
+    return str(root)
+
+
 def test_triton_3_9_runs_its_cuda13_ptxas_for_hopper(tmp_path):
-    """Triton 3.9 (no files here: the snapshot's scheme), an H100 and an A100 on driver 570."""
-    tri = TritonInfo(version="3.9.0", path=str(tmp_path))
+    """Triton 3.9 (its ptxas files unreadable: the snapshot's scheme), an H100 and an A100 on driver 570."""
+    tri = TritonInfo(version="3.9.0", path=bundled_ptxas_files(tmp_path))
     a100 = GPUInfo(index=1, name="NVIDIA A100-SXM4-80GB", sm="8.0", sm_count=108)
     f = facts(torch="2.15.0", triton=tri, gpus=[h100(0), a100])
     f.cuda.driver_version, f.cuda.driver_cuda_version = "570.86.15", "12.8"
@@ -381,7 +392,8 @@ def test_plan_shows_the_override_each_triton_release_reads():
 
 def test_check_shows_only_the_workarounds_for_the_installed_triton(tmp_path):
     spark = GPUInfo(index=0, name="NVIDIA GB10", sm="12.1")
-    f = facts(torch="2.7.1", triton=TritonInfo(version="3.3.1", path=str(tmp_path)), gpus=[spark])
+    f = facts(torch="2.7.1", triton=TritonInfo(version="3.3.1", path=bundled_ptxas_files(tmp_path)),
+              gpus=[spark])
     options = CheckOptions(python=sys.executable, static=True)
     result = run_checks(f, [issue("ptxas-unsupported-arch")], options)
     (found,) = result.findings
