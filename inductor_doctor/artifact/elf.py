@@ -15,6 +15,7 @@ import struct
 from typing import IO, List, Optional, Tuple
 
 from inductor_doctor.artifact.facts import SharedObject, version_key
+from inductor_doctor.probe._elf import max_version
 
 #: Undefined symbols that torch's libraries (libtorch_cpu, libtorch_cuda, libc10) must provide:
 #: AOTInductor's C shim (`aoti_torch_*`) and C++ symbols in torch's namespaces.
@@ -90,14 +91,9 @@ def _read(stream: IO[bytes], obj: SharedObject) -> None:
             stream.seek(sec["sh_offset"])
             cubins, ptx = fatbin_archs(stream, sec["sh_size"])
             obj.cuda_archs, obj.ptx_archs = cubins, ptx
-    obj.glibc = newest(needs, "GLIBC_")
-    obj.glibcxx = newest(needs, "GLIBCXX_")
-    obj.cxxabi = newest(needs, "CXXABI_")
-
-
-def newest(names: List[str], prefix: str) -> Optional[str]:
-    found = [n[len(prefix) :] for n in names if n.startswith(prefix) and n[len(prefix) :][:1].isdigit()]
-    return max(found, key=version_key) if found else None
+    obj.glibc = max_version(needs, "GLIBC")
+    obj.glibcxx = max_version(needs, "GLIBCXX")
+    obj.cxxabi = max_version(needs, "CXXABI")
 
 
 def _producer(data: bytes, obj: SharedObject) -> None:
