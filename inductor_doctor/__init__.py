@@ -4,7 +4,7 @@ Importing this package must stay cheap and must never import torch, triton or to
 has to keep working precisely when those are broken.
 """
 
-from inductor_doctor.version import __version__
+from inductor_doctor.core.version import __version__
 
 __all__ = ["__version__", "preflight", "Verdict"]
 

@@ -19,8 +19,8 @@ from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence
 
 import click
 
-from inductor_doctor.codes import ExitCode, FailOn, UsageError
-from inductor_doctor.version import __version__
+from inductor_doctor.core.codes import ExitCode, FailOn, UsageError
+from inductor_doctor.core.version import __version__
 
 ENV_PREFIX = "INDUCTOR_DOCTOR_"
 FORMATS = ("text", "json", "markdown")
@@ -125,7 +125,7 @@ def _choices_elsewhere(envvar: str) -> set:
 
 def known_env_names() -> set:
     """Every INDUCTOR_DOCTOR_<NAME> the doctor reads: its options' and its own (envvars.DOCTOR_OWN)."""
-    from inductor_doctor.envvars import DOCTOR_OWN, DOCTOR_PREFIX
+    from inductor_doctor.core.envvars import DOCTOR_OWN, DOCTOR_PREFIX
 
     return {str(p.envvar) for p in _env_options()} | {DOCTOR_PREFIX + name for name in DOCTOR_OWN}
 
@@ -399,7 +399,7 @@ def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str],
          keep: bool, fmt: str, output: Optional[Path]) -> int:
     """Predict which known issues a planned stack would hit, before installing anything; with
     --suggest, say what to install."""
-    from inductor_doctor.model import UsageError
+    from inductor_doctor.core.model import UsageError
 
     if suggest:
         from inductor_doctor.plan.suggest_command import SuggestRequest, run_suggest
@@ -483,7 +483,7 @@ def finish_run(request: Any, document: Any, trouble: Optional[str]) -> None:
                 write_report(document.report_document, request.report)
             sys.stderr.write(render(document, "text"))
             if request.output:
-                from inductor_doctor.files import write_output
+                from inductor_doctor.core.files import write_output
 
                 write_output(Path(request.output), render(document, "json"))
         if trouble:
@@ -495,7 +495,7 @@ def finish_run(request: Any, document: Any, trouble: Optional[str]) -> None:
 
 def write_report(document: Any, path: str) -> None:
     """`--report FILE` of `run` and `why`: the report block, redacted Markdown, into FILE."""
-    from inductor_doctor.files import write_output
+    from inductor_doctor.core.files import write_output
     from inductor_doctor.render import render
 
     write_output(Path(path), render(document, "markdown", redact=True))
@@ -563,7 +563,7 @@ def hook(install_pth: bool, remove_pth: bool, python: Optional[str], fmt: str) -
 def deliver(document: Any, fmt: str, output: Optional[Path], redact: Optional[bool] = None,
             policy: Optional[tuple] = None, **view: Any) -> int:
     """Render `document` in `fmt`, write it to `output` or stdout, and return its exit code."""
-    from inductor_doctor.files import emit
+    from inductor_doctor.core.files import emit
     from inductor_doctor.render import render
 
     do_redact = (fmt == "markdown") if redact is None else redact
@@ -596,7 +596,7 @@ def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
             return int(ExitCode.USAGE)
         return int(ExitCode.OK if document.decided else ExitCode.FINDINGS)
     if command in ("check", "merge") and policy is not None:
-        from inductor_doctor.model import exit_code_for  # the vocabulary; list and explain need none
+        from inductor_doctor.core.model import exit_code_for  # the vocabulary; list and explain need none
 
         fail_on, warnings = policy
         return int(exit_code_for(document.findings, fail_on, warnings))
@@ -641,7 +641,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _warn_refused_cache() -> None:
     """One line on stderr when the cache directory was refused (paths.untrusted): the command ran
     uncached, as pip does with a cache it does not own."""
-    from inductor_doctor.paths import cache_refusal
+    from inductor_doctor.core.paths import cache_refusal
 
     line = cache_refusal()
     if line:

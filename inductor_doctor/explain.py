@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from inductor_doctor.codes import UsageError
-from inductor_doctor.version import __version__
+from inductor_doctor.core.codes import UsageError
+from inductor_doctor.core.version import __version__
 
 
 @dataclass

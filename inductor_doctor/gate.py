@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from inductor_doctor.files import file_key
+from inductor_doctor.core.files import file_key
 
 #: Findings at these statuses, of error severity, make a device unusable.
 BLOCKING = ("affected", "likely", "inconclusive")
@@ -98,7 +98,7 @@ def preflight(
     except BaseException as exc:  # the doctor's own failure must not break the caller, nor say "usable"
         reason = f"inductor-doctor could not check {device}: {type(exc).__name__}: {exc}"
         return Verdict(False, device, reason, duration_s=time.perf_counter() - start)
-    from inductor_doctor.paths import cache_refusal
+    from inductor_doctor.core.paths import cache_refusal
 
     refusal = cache_refusal()  # the cache directory was not ours: checked afresh, and say so
     warnings = verdict.warnings + ((refusal,) if refusal else ())
@@ -227,7 +227,7 @@ def _cacheable(verdict: Verdict) -> bool:
 
 def fingerprint(device: str, python: str) -> str:
     """What the answer depends on, read without running anything (a few stat calls)."""
-    from inductor_doctor.version import __version__
+    from inductor_doctor.core.version import __version__
 
     parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, file_key(python)]
     parts.append([_package(name, python) for name in ("torch", "triton", "torch_xla")])
@@ -307,7 +307,7 @@ def _mtime(path: str) -> Optional[int]:
 
 
 def _relevant_env() -> Dict[str, str]:
-    from inductor_doctor.envvars import relevant_env
+    from inductor_doctor.core.envvars import relevant_env
 
     env = dict(relevant_env())
     for name in ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "TMPDIR", "CXX", "CC", "CXXFLAGS", "CFLAGS"):
@@ -316,7 +316,7 @@ def _relevant_env() -> Dict[str, str]:
 
 
 def _dir() -> Optional[str]:
-    from inductor_doctor.paths import cache_dir
+    from inductor_doctor.core.paths import cache_dir
 
     base = cache_dir()
     return None if base is None else os.path.join(str(base), "preflight")
@@ -326,7 +326,7 @@ def _read(key: str) -> Optional[Dict[str, Any]]:
     base = _dir()
     if base is None or os.environ.get("INDUCTOR_DOCTOR_NO_CACHE"):
         return None
-    from inductor_doctor.files import read_own_text
+    from inductor_doctor.core.files import read_own_text
 
     text = read_own_text(os.path.join(base, key + ".json"))
     try:
@@ -342,8 +342,8 @@ def _write(key: str, data: Dict[str, Any]) -> None:
         return
     from pathlib import Path
 
-    from inductor_doctor.files import write_text_atomic
-    from inductor_doctor.paths import private_dir
+    from inductor_doctor.core.files import write_text_atomic
+    from inductor_doctor.core.paths import private_dir
 
     try:
         private_dir(Path(base))

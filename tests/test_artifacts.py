@@ -19,8 +19,8 @@ from inductor_doctor.artifact import kind_of, read_artifact
 from inductor_doctor.artifact.elf import fatbin_archs
 from inductor_doctor.artifact.host import HostView
 from inductor_doctor.check.artifacts import judge, row_ids
+from inductor_doctor.core.model import Status
 from inductor_doctor.kb.artifact_gpu_arch_missing import runs_on
-from inductor_doctor.model import Status
 
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "data" / "artifacts" / "build.py"

@@ -22,7 +22,7 @@ import pytest
 from inductor_doctor.check.classify import canary_outcome
 from inductor_doctor.check.runner import CanaryJob, ProcessGroups
 from inductor_doctor.check.verdict import decide
-from inductor_doctor.model import Canary, DeviceKind, KnownIssue, Severity, Status
+from inductor_doctor.core.model import Canary, DeviceKind, KnownIssue, Severity, Status
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -174,7 +174,7 @@ def test_suppress_errors_from_a_sitecustomize(tmp_path: Path):
 def test_a_value_means_what_the_release_says(tmp_path: Path):
     """TORCH_COMPILE_DISABLE=0: harmless where torch reads `== "1"` (2.9 and later), a disable where it
     reads `os.environ.get(..., False)` (2.5, 2.6). Read from the file, not remembered."""
-    from inductor_doctor.envvars import BYPASSES
+    from inductor_doctor.core.envvars import BYPASSES
     from inductor_doctor.probe.compile_settings import takes_effect
 
     disable = next(b for b in BYPASSES if b.name == "TORCH_COMPILE_DISABLE")
@@ -207,8 +207,8 @@ esac
 
 def test_the_probe_reads_free_gpu_memory_and_the_headline_says_it_once(tmp_path: Path):
     from inductor_doctor.check.engine import nearly_full_gpus
+    from inductor_doctor.core.facts import Facts, PythonInfo
     from inductor_doctor.probe.cuda import driver_info
-    from inductor_doctor.probe.facts import Facts, PythonInfo
 
     bin_dir = _fake_smi(tmp_path, 1024)
     info = driver_info({"PATH": f"{bin_dir}:/usr/bin:/bin"})
@@ -254,7 +254,7 @@ def test_canaries_of_a_nearly_full_gpu_run_one_at_a_time(tmp_path: Path):
 
 def test_a_crowded_device_is_planned_one_at_a_time():
     from inductor_doctor.check.engine import Cell, CheckOptions, _attach_canary
-    from inductor_doctor.model import Canary as C
+    from inductor_doctor.core.model import Canary as C
 
     issue = KnownIssue(id="x", title="t", severity=Severity.ERROR, devices=(DeviceKind.CUDA,),
                        upstream=(), summary="s",
@@ -280,9 +280,9 @@ def test_run_one_reports_no_proof_for_a_harness_that_gave_none(tmp_path: Path):
 def test_a_start_up_file_is_likely_without_the_live_probe(tmp_path: Path):
     """`check --static` has no live probe: a sitecustomize line that names a setting is `likely`,
     with the line; with the live probe it is decided (test_suppress_errors_from_a_sitecustomize)."""
+    from inductor_doctor.core.facts import Facts, PythonInfo, TorchInfo
     from inductor_doctor.kb.compile_bypassed import rule
     from inductor_doctor.probe import compile_settings
-    from inductor_doctor.probe.facts import Facts, PythonInfo, TorchInfo
 
     site = tmp_path / "site"
     site.mkdir()

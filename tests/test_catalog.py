@@ -20,10 +20,7 @@ from conftest import ENVS, run_cli
 
 from inductor_doctor.check.engine import classify
 from inductor_doctor.check.runner import CanaryJob, CanaryRun
-from inductor_doctor.kb import registry
-from inductor_doctor.model import Basis, KnownIssue, Severity, Status
-from inductor_doctor.probe.caches import gather_caches, mount_of, read_mounts
-from inductor_doctor.probe.facts import (
+from inductor_doctor.core.facts import (
     CacheDirInfo,
     CacheInfo,
     CompilerInfo,
@@ -34,6 +31,9 @@ from inductor_doctor.probe.facts import (
     TorchInfo,
     TritonInfo,
 )
+from inductor_doctor.core.model import Basis, KnownIssue, Severity, Status
+from inductor_doctor.kb import registry
+from inductor_doctor.probe.caches import gather_caches, mount_of, read_mounts
 
 CATALOG = (
     "triton-missing", "triton-version-skew", "gpu-too-old-for-triton", "triton-ptxas-driver",

@@ -19,9 +19,9 @@ import pytest
 from conftest import run_cli
 from test_catalog import make_facts, only
 
-from inductor_doctor.model import Status
+from inductor_doctor.core.facts import CacheDirInfo, CacheInfo
+from inductor_doctor.core.model import Status
 from inductor_doctor.probe.caches import scan
-from inductor_doctor.probe.facts import CacheDirInfo, CacheInfo
 
 
 def _real_so() -> str:

@@ -24,9 +24,9 @@ from conftest import REPO, venv_python
 from test_catalog import make_facts, only
 
 from inductor_doctor.check.cache import stable_facts
+from inductor_doctor.core.facts import CacheInfo, ShmInfo, TritonInfo
+from inductor_doctor.core.model import Status
 from inductor_doctor.kb import registry
-from inductor_doctor.model import Status
-from inductor_doctor.probe.facts import CacheInfo, ShmInfo, TritonInfo
 
 #: How each state is made, inside the namespace only.
 STATES = {

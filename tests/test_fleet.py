@@ -307,7 +307,7 @@ def test_unit_build_with_missing_rank(base_report):
     assert {r["id"] for r in missing} == set(ONLY.split(","))
     assert all(r["status"] == "inconclusive" and "no report from rank 1" in r["reason"] for r in missing)
     from inductor_doctor.cli import exit_code
-    from inductor_doctor.model import FailOn
+    from inductor_doctor.core.model import FailOn
 
     assert exit_code(document, (FailOn.AFFECTED, False)) == 0
     assert exit_code(document, (FailOn.INCONCLUSIVE, False)) == 1

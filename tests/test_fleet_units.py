@@ -10,10 +10,10 @@ import pytest
 from fault_canaries.fault_issues import ISSUES
 
 from inductor_doctor.check.engine import CheckOptions, run_checks
+from inductor_doctor.core.facts import CudaInfo, Facts, GPUInfo, PythonInfo
+from inductor_doctor.core.model import DeviceKind, Finding, Status, UsageError
 from inductor_doctor.fleet.rank import RankEnv
 from inductor_doctor.fleet.shard import device_filter
-from inductor_doctor.model import DeviceKind, Finding, Status, UsageError
-from inductor_doctor.probe.facts import CudaInfo, Facts, GPUInfo, PythonInfo
 
 
 def two_gpu_facts(n: int = 2) -> Facts:
@@ -103,7 +103,7 @@ def test_rank_env_errors_are_usage_errors(change, message):
 
 def test_torchrun_bookkeeping_does_not_change_the_cache_key():
     """A new run id per job must not make every `check --distributed` a canary-cache miss."""
-    from inductor_doctor.envvars import relevant_env
+    from inductor_doctor.core.envvars import relevant_env
 
     base = {"PATH": "/usr/bin", "LOCAL_RANK": "0"}
     noisy = {**base, "TORCHELASTIC_RUN_ID": "job-7f3a", "TORCHELASTIC_RESTART_COUNT": "1",
@@ -129,7 +129,7 @@ def test_a_cached_report_names_this_run_not_the_one_cached(tmp_path):
 
 
 def test_host_names_compress_as_cluster_tools_print_them():
-    from inductor_doctor.hostlist import column_parts, compress, pieces
+    from inductor_doctor.core.hostlist import column_parts, compress, pieces
 
     fleet = [f"node{i:04d}" for i in range(2000)]
     assert compress(fleet) == "node[0000-1999]"

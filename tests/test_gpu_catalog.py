@@ -24,12 +24,7 @@ from conftest import ENVS, venv_python
 from test_catalog import SYSTEM_TORCH, make_facts, site, torch_dir
 
 from inductor_doctor.check.engine import CheckOptions, run_checks
-from inductor_doctor.kb import registry
-from inductor_doctor.kb._gpus import support
-from inductor_doctor.model import Basis, KnownIssue, Severity, Status
-from inductor_doctor.probe import cuda_arch, cuda_libs, cuda_toolkit, cuda_visible, gpu_catalog, live
-from inductor_doctor.probe.cuda import parse_gpu_csv
-from inductor_doctor.probe.facts import (
+from inductor_doctor.core.facts import (
     CudaInfo,
     CudaLibInfo,
     CudaToolkitInfo,
@@ -38,6 +33,11 @@ from inductor_doctor.probe.facts import (
     PythonInfo,
     TritonInfo,
 )
+from inductor_doctor.core.model import Basis, KnownIssue, Severity, Status
+from inductor_doctor.kb import registry
+from inductor_doctor.kb._gpus import support
+from inductor_doctor.probe import cuda_arch, cuda_libs, cuda_toolkit, cuda_visible, gpu_catalog, live
+from inductor_doctor.probe.cuda import parse_gpu_csv
 from inductor_doctor.render.probe_text import probe_to_text
 
 GPU_CATALOG = ("torch-gpu-arch-missing", "cuda-devices-hidden", "cuda-driver-too-old", "cuda-libs-shadowed",
@@ -328,14 +328,14 @@ def test_driver_from_the_live_torch_and_from_the_table():
     gpu_catalog.merge_live(fine, {"import_ok": True, "cuda_version": "13.0", "cuda_available": True})
     assert only("cuda-driver-too-old", fine).status is Status.OK and fine.cuda.driver_sufficient
     no_smi = cuda_facts("2.9.0", "12.8", gpus=[gpu()], driver="535.104.05", driver_cuda="")
-    assert "CUDA 12.2" in only("cuda-driver-too-old", no_smi).reason  # from kb/_releases.py
+    assert "CUDA 12.2" in only("cuda-driver-too-old", no_smi).reason  # from core/releases.py
     unknown = cuda_facts("2.9.0", "12.8", gpus=[gpu()], driver="", driver_cuda="")
     assert only("cuda-driver-too-old", unknown).status is Status.INCONCLUSIVE
     assert only("cuda-driver-too-old", make_facts()).status is Status.NOT_APPLICABLE
 
 
 def test_driver_plan_hook():
-    from inductor_doctor.plan.inputs import PlanInput
+    from inductor_doctor.core.plan_input import PlanInput
 
     predict = issue("cuda-driver-too-old").predict
     assert predict is not None

@@ -24,7 +24,7 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "tools"))
 from audit import check, index_variants  # noqa: E402
 
-SNAPSHOT = REPO / "inductor_doctor" / "kb" / "_data" / "releases.json"
+SNAPSHOT = REPO / "inductor_doctor" / "core" / "_data" / "releases.json"
 
 BUILD_CUDA = """#!/usr/bin/env bash
 set -ex
@@ -111,7 +111,7 @@ def snap_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def doctor(snapshot: Path, *args: str) -> subprocess.CompletedProcess:
     """The command line as a user runs it, reading `snapshot` as its release snapshot."""
-    boot = ("import runpy, sys; from inductor_doctor.kb import _releases; "
+    boot = ("import runpy, sys; from inductor_doctor.core import releases as _releases; "
             "_releases.SNAPSHOT = sys.argv.pop(1); sys.argv[0] = 'inductor-doctor'; "
             "runpy.run_module('inductor_doctor', run_name='__main__', alter_sys=True)")
     return subprocess.run([sys.executable, "-c", boot, str(snapshot), *args], capture_output=True,

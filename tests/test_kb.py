@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from inductor_doctor.core.model import DeviceKind, KnownIssue, Severity
 from inductor_doctor.kb import DuplicateIssueError, Registry, docs_dir, docs_page, normalize_ref, registry
-from inductor_doctor.model import DeviceKind, KnownIssue, Severity
 from inductor_doctor.target import CANARY_DIR, canary_path
 
 ISSUES = list(registry())

@@ -16,18 +16,10 @@ PACKAGE = Path(__file__).resolve().parent.parent / "inductor_doctor"
 
 #: (module prefix, layer); the longest matching prefix wins. Lower layers know nothing of higher ones.
 LAYERS: Tuple[Tuple[str, int], ...] = (
-    # 0 the vocabulary: types and data every layer speaks
+    # 0 the vocabulary: types and data every layer speaks (and the package's cheap public face)
     ("inductor_doctor", 0),
+    ("inductor_doctor.core", 0),
     ("inductor_doctor.model", 0),
-    ("inductor_doctor.codes", 0),
-    ("inductor_doctor.files", 0),
-    ("inductor_doctor.paths", 0),
-    ("inductor_doctor.envvars", 0),
-    ("inductor_doctor.version", 0),
-    ("inductor_doctor.probe.facts", 0),
-    ("inductor_doctor.plan.inputs", 0),
-    ("inductor_doctor.artifact.facts", 0),
-    ("inductor_doctor.kb._releases", 0),
     # 1 where the target's scripts are (never imported: run)
     ("inductor_doctor.target", 1),
     # 2 facts about this machine

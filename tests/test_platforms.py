@@ -15,7 +15,7 @@ import pytest
 from conftest import run_cli
 from test_catalog import make_facts, only
 
-from inductor_doctor.model import Status
+from inductor_doctor.core.model import Status
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from inductor_doctor.core.facts import AbiInfo, CudaInfo, Facts, GPUInfo, PythonInfo, TorchInfo
 from inductor_doctor.probe import _elf, compiler, cuda, live, relevant_env, target, torch_build
 from inductor_doctor.probe._proc import run
-from inductor_doctor.probe.facts import AbiInfo, CudaInfo, Facts, GPUInfo, PythonInfo, TorchInfo
 from inductor_doctor.render.probe_text import probe_to_text
 
 TORCH_DIR = Path(target.query(sys.executable)["modules"]["torch"])

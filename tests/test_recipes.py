@@ -27,7 +27,15 @@ ISSUE_MODULE = '''"""A recipe's example: an issue that is there when RECIPE_EXAM
 from typing import List
 
 from inductor_doctor.kb._catalog import one
-from inductor_doctor.model import DeviceKind, KnownIssue, RuleOutcome, Severity, Signature, Status, Workaround
+from inductor_doctor.core.model import (
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
 
 
 def rule(facts) -> List[RuleOutcome]:

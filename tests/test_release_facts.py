@@ -1,6 +1,6 @@
 """The release facts behind the known-issue tables, held to what the releases themselves say.
 
-Everything here reads the committed snapshot (`inductor_doctor/kb/_data/releases.json`, built by
+Everything here reads the committed snapshot (`inductor_doctor/core/_data/releases.json`, built by
 `tools/release_audit.py refresh` from every torch and Triton wheel on PyPI) and runs offline. A
 few tests also use the real files the refresh downloaded (a CUDA 13 ptxas, Triton 3.9's sources)
 when they are in its cache, and skip otherwise.
@@ -22,12 +22,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from inductor_doctor.check.engine import CheckOptions, run_checks
-from inductor_doctor.kb import _releases, registry
-from inductor_doctor.model import Basis, Finding, Status
-from inductor_doctor.plan.command import run_plan
-from inductor_doctor.plan.resolve import PlanRequest, build_input
-from inductor_doctor.probe import ptxas as ptxas_probe
-from inductor_doctor.probe.facts import (
+from inductor_doctor.core import releases as _releases
+from inductor_doctor.core.facts import (
     CompilerInfo,
     CudaInfo,
     Facts,
@@ -36,6 +32,11 @@ from inductor_doctor.probe.facts import (
     TorchInfo,
     TritonInfo,
 )
+from inductor_doctor.core.model import Basis, Finding, Status
+from inductor_doctor.kb import registry
+from inductor_doctor.plan.command import run_plan
+from inductor_doctor.plan.resolve import PlanRequest, build_input
+from inductor_doctor.probe import ptxas as ptxas_probe
 
 SNAP = _releases.snapshot()
 TORCH = sorted(SNAP["torch"], key=Version)
@@ -125,7 +126,9 @@ def test_the_doctor_reads_the_real_release_files_as_the_audit_does():
 
 def test_the_snapshot_is_read_only_when_needed():
     """`list` and `explain` build every issue without parsing the snapshot."""
-    code = ("from inductor_doctor.kb import registry, _releases; r = registry(); "
+    code = ("from inductor_doctor.kb import registry; "
+            "from inductor_doctor.core import releases as _releases; "
+            "r = registry(); "
             "[i.to_dict() for i in r]; print(_releases.snapshot.cache_info().currsize)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO)})

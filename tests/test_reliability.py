@@ -278,12 +278,12 @@ def no_stray_nonexistent():
 
 @covers("home-unset")
 def test_home_unset(tmp_path, no_stray_nonexistent):
-    from inductor_doctor import paths as cache
+    from inductor_doctor.core import paths as cache
 
     env = {**NO_HOME, "TORCH_FAULT_NONCE": new_tag()}
     proc, doc, _ = check(["--static", "--only", "block-mask-cpu"], env)  # type: ignore[arg-type]
     assert proc.returncode == 0 and "cache_note" not in doc["meta"] and doc["meta"]["cached"] is False
-    code = "from inductor_doctor import paths; print(paths.cache_dir())"
+    code = "from inductor_doctor.core import paths; print(paths.cache_dir())"
     where = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME",
                                                                                   "INDUCTOR_DOCTOR_CACHE_DIR")})

@@ -113,7 +113,7 @@ def test_fuzz_plan_requirements(tmp_path, text, as_pyproject, specs):
 
 
 def _minimal_facts(python=None, live=False, timeout_s=60.0, use_cache=None, live_probe=None):
-    from inductor_doctor.probe.facts import Facts, PythonInfo
+    from inductor_doctor.core.facts import Facts, PythonInfo
 
     return Facts(python=PythonInfo(executable=sys.executable, version="3.11.7", platform="linux"))
 

@@ -22,8 +22,8 @@ from conftest import run_json, which_or_skip
 
 from inductor_doctor.check.engine import canary_outcome, classify
 from inductor_doctor.check.runner import CanaryJob, ProcessGroups, run_one
+from inductor_doctor.core.model import KnownIssue, Status
 from inductor_doctor.kb import registry
-from inductor_doctor.model import KnownIssue, Status
 from inductor_doctor.target import canary_path
 
 pytestmark = pytest.mark.slow

@@ -25,8 +25,8 @@ from conftest import has_cuda, run_json
 
 from inductor_doctor.check.engine import classify
 from inductor_doctor.check.runner import CanaryJob, ProcessGroups, run_one
+from inductor_doctor.core.model import Status
 from inductor_doctor.kb import registry
-from inductor_doctor.model import Status
 from inductor_doctor.schemas import validate
 from inductor_doctor.target import canary_path
 

@@ -15,10 +15,10 @@ import pytest
 
 from inductor_doctor.check.engine import classify
 from inductor_doctor.check.runner import CanaryJob, CanaryRun
+from inductor_doctor.core.facts import Facts, PythonInfo, TorchInfo, XlaInfo
+from inductor_doctor.core.model import Basis, KnownIssue, Status
 from inductor_doctor.kb import registry
 from inductor_doctor.kb import view_dtype_align as vda
-from inductor_doctor.model import Basis, KnownIssue, Status
-from inductor_doctor.probe.facts import Facts, PythonInfo, TorchInfo, XlaInfo
 
 SEEDS = ("block-mask-cpu", "triton-constexpr-dynamic", "view-dtype-align", "xla-donor-hash")
 

@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent.parent
 LIBCUDA_RULE = r"""
 import json, os, sys
 from inductor_doctor.probe import cuda, loader
-from inductor_doctor.probe.facts import CudaInfo, Facts, GPUInfo, PythonInfo, TritonInfo
+from inductor_doctor.core.facts import CudaInfo, Facts, GPUInfo, PythonInfo, TritonInfo
 from inductor_doctor.kb import libcuda_not_found
 info = cuda.toolkit_info(CudaInfo(driver_version="580.159.04"), dict(os.environ), "x86_64")
 info.gpus = [GPUInfo(0, "NVIDIA H100 80GB HBM3", sm="9.0")]
@@ -139,8 +139,8 @@ def test_a_stale_triton_on_pythonpath_is_named_with_the_first_thing_to_do(tmp_pa
     assert triton.get("imported_version") == "2.1.0"
     # ptxas-unsupported-arch on a GPU with these very facts: the bundled ptxas of the copy that
     # imports is not there, so no release table may stand in for it.
+    from inductor_doctor.core.facts import Facts, GPUInfo
     from inductor_doctor.kb import ptxas_unsupported_arch
-    from inductor_doctor.probe.facts import Facts, GPUInfo
 
     facts = Facts.from_dict(report["environment"])
     facts.cuda.gpus = [GPUInfo(0, "NVIDIA H100 80GB HBM3", sm="9.0")]

@@ -10,10 +10,10 @@ import sys
 
 from inductor_doctor.check.engine import _finding
 from inductor_doctor.check.verdict import Verdict
+from inductor_doctor.core.facts import CudaInfo, CudaToolkitInfo, Facts, GPUInfo, PythonInfo, TorchInfo
+from inductor_doctor.core.model import Basis, Status
 from inductor_doctor.kb import registry
-from inductor_doctor.model import Basis, Status
 from inductor_doctor.plan.tailor import tailor
-from inductor_doctor.probe.facts import CudaInfo, CudaToolkitInfo, Facts, GPUInfo, PythonInfo, TorchInfo
 
 
 def finding(issue_id: str, facts: Facts):

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
+from inductor_doctor.core.model import DeviceKind, KnownIssue, Severity, Signature, UsageError, Workaround
 from inductor_doctor.kb import registry
-from inductor_doctor.model import DeviceKind, KnownIssue, Severity, Signature, UsageError, Workaround
 from inductor_doctor.schemas import validate
 from inductor_doctor.triage.command import (
     EXACT,
@@ -641,7 +641,7 @@ def test_the_ld_library_path_line_makes_the_loader_error_sure(tmp_path: Path):
 
 def test_a_torch_beside_a_gpu_it_has_no_kernels_for_is_sure(tmp_path: Path):
     """"no kernel image" is every CUDA program's; beside the log's torch release and a GPU capability
-    that release's arch list (kb/_data/releases.json) does not serve, it is this issue."""
+    that release's arch list (core/_data/releases.json) does not serve, it is this issue."""
     need("torch-gpu-arch-missing")
     body = ('  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1736\n'
             "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")

@@ -10,7 +10,7 @@ from typing import Dict, Optional, Tuple
 import pytest
 
 from inductor_doctor.check.verdict import CanaryOutcome, decide
-from inductor_doctor.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 
 A, L, I, O, N = Status.AFFECTED, Status.LIKELY, Status.INCONCLUSIVE, Status.OK, Status.NOT_APPLICABLE  # noqa: E741
 

@@ -21,8 +21,8 @@ from typing import Dict, List, Tuple
 import pytest
 from conftest import which_or_skip
 
+from inductor_doctor.core.model import Workaround
 from inductor_doctor.kb import registry
-from inductor_doctor.model import Workaround
 
 HERE = Path(__file__).resolve().parent
 
@@ -303,7 +303,7 @@ def test_the_xla_upgrade_resolves_to_one_release_of_both(tmp_path: Path):
 
 
 def test_triton_windows_pins_follow_torchs_triton():
-    from inductor_doctor.kb._releases import TORCH_TRITON_PIN
+    from inductor_doctor.core.releases import TORCH_TRITON_PIN
     from inductor_doctor.kb.triton_missing import WINDOWS_TRITON
 
     for torch_minor, triton_minor in WINDOWS_TRITON.items():

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from audit import check, refresh, remote  # noqa: E402
 
-SNAPSHOT = ROOT / "inductor_doctor" / "kb" / "_data" / "releases.json"
+SNAPSHOT = ROOT / "inductor_doctor" / "core" / "_data" / "releases.json"
 
 
 def main(argv: list) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from inductor_doctor.artifact.facts import ArtifactFacts
+from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 KINDS = ("pt2", "cache-blob", "cache-dir")
 

@@ -16,7 +16,7 @@ import re
 import zlib
 from typing import Dict, List, Optional, Tuple
 
-from inductor_doctor.artifact.facts import ArtifactFacts
+from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 ENCODING_VERSION = 1
 _TORCH = re.compile(rb"# torch version: ([^\s\\]+)")

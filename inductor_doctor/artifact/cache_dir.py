@@ -17,7 +17,7 @@ from typing import Dict
 
 from inductor_doctor.artifact.blob import _TORCH, _TORCH_GIT, first
 from inductor_doctor.artifact.elf import read_object
-from inductor_doctor.artifact.facts import ArtifactFacts
+from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 BUDGET_S = 0.6
 MAX_OBJECTS = 64

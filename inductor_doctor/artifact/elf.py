@@ -14,7 +14,7 @@ import re
 import struct
 from typing import IO, List, Optional, Tuple
 
-from inductor_doctor.artifact.facts import SharedObject, version_key
+from inductor_doctor.core.artifact_facts import SharedObject, version_key
 from inductor_doctor.probe._elf import max_version
 
 #: Undefined symbols that torch's libraries (libtorch_cpu, libtorch_cuda, libc10) must provide:

@@ -13,7 +13,7 @@ import zipfile
 from typing import IO, Optional
 
 from inductor_doctor.artifact.elf import read_object
-from inductor_doctor.artifact.facts import ArtifactFacts
+from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 #: A deflated member is read into memory only up to this size (AOTInductor never deflates).
 MAX_INFLATE = 256 * 1024 * 1024

@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from inductor_doctor.check.classify import canary_outcome
 from inductor_doctor.check.runner import CanaryJob, CanaryRun, run_all
 from inductor_doctor.check.verdict import CanaryOutcome, decide
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Finding,
     KnownIssue,

@@ -23,13 +23,13 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from inductor_doctor.files import file_key, read_own_text, write_text_atomic
-from inductor_doctor.paths import cache_dir, private_dir
-from inductor_doctor.version import __version__
+from inductor_doctor.core.files import file_key, read_own_text, write_text_atomic
+from inductor_doctor.core.paths import cache_dir, private_dir
+from inductor_doctor.core.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.check.runner import CanaryJob, CanaryRun
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 #: Bump when what is stored, or how the key is made, changes.
 VERSION = 3  # 3: the harness reports what a canary exercised (its proof)
@@ -149,7 +149,7 @@ def save_last(python: str, report: Dict[str, Any]) -> Optional[str]:
     """Keep the report of this check; returns why it could not, if it could not."""
     path = _last_path(python)
     if path is None:
-        from inductor_doctor.paths import cache_refusal
+        from inductor_doctor.core.paths import cache_refusal
 
         refusal = cache_refusal()
         if refusal:
@@ -188,7 +188,7 @@ def settings_differ(report: Dict[str, Any], environ: Optional[Dict[str, str]] = 
     """The compile-stack settings (the environment variables `envvars` collects) that differ
     between the check on record and this process: `CXX: clang++-16 then, not set now`. A command
     that reads a check (explain, fix) says so, since its verdicts belong to those settings."""
-    from inductor_doctor.envvars import relevant_env
+    from inductor_doctor.core.envvars import relevant_env
 
     then = (report.get("environment") or {}).get("env") or {}
     now = relevant_env(environ)

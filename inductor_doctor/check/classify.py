@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple
 
 from inductor_doctor.check.runner import CanaryRun
 from inductor_doctor.check.verdict import CanaryOutcome
-from inductor_doctor.model import KnownIssue, Status
+from inductor_doctor.core.model import KnownIssue, Status
 
 EVIDENCE_LINES = 6
 

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.check.devices import DeviceFilter
 from inductor_doctor.check.engine import CheckResult, Progress, nearly_full_gpus
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     ExitCode,
     Finding,
@@ -22,9 +22,9 @@ from inductor_doctor.model import (
     Status,
     UsageError,
 )
+from inductor_doctor.core.version import __version__
 from inductor_doctor.probe.command import environment_of
 from inductor_doctor.probe.target import resolve_python
-from inductor_doctor.version import __version__
 
 
 class Terminated(KeyboardInterrupt):
@@ -129,7 +129,7 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
                     canaries_cached=result.canaries_cached, cached=result.canaries_cached > 0)
         if result.cache_note:
             meta["cache_note"] = result.cache_note
-    from inductor_doctor.paths import cache_refusal
+    from inductor_doctor.core.paths import cache_refusal
 
     refusal = cache_refusal()
     if refusal:
@@ -237,7 +237,7 @@ def machine_env(facts: Any) -> Dict[str, str]:
     (target/vec_isa.py) and the compiler they were learned with, and how many threads may compile
     a CPU canary's kernels."""
     from inductor_doctor.check.runner import CPU_THREADS_ENV
-    from inductor_doctor.paths import cache_dir
+    from inductor_doctor.core.paths import cache_dir
 
     env: Dict[str, str] = {}
     threads = cpu_compile_threads(facts)

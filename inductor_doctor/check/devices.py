@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, List, Sequence
 
-from inductor_doctor.model import DeviceKind, Finding, KnownIssue
+from inductor_doctor.core.model import DeviceKind, Finding, KnownIssue
 
 _CUDA = re.compile(r"^cuda:(\d+)$")
 

@@ -15,8 +15,8 @@ from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
 from inductor_doctor.check.verdict import CanaryOutcome, Verdict, decide
-from inductor_doctor.kb._artifacts import artifact_only
-from inductor_doctor.model import (
+from inductor_doctor.core.facts import Facts
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     Finding,
@@ -26,7 +26,7 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
-from inductor_doctor.probe.facts import Facts
+from inductor_doctor.kb._artifacts import artifact_only
 from inductor_doctor.target import canary_path
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.envvars import bypass_table
+from inductor_doctor.core.envvars import bypass_table
 from inductor_doctor.target import marker, script
 
 HARNESS = script("harness.py")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from inductor_doctor.model import Finding, UsageError
+from inductor_doctor.core.model import Finding, UsageError
 
 CONFIG_NAMES = ("inductor-doctor.toml", ".inductor-doctor.toml")
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from inductor_doctor.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 
 
 @dataclass(frozen=True)

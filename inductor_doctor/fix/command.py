@@ -15,9 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
-from inductor_doctor.codes import UsageError
+from inductor_doctor.core.codes import UsageError
+from inductor_doctor.core.model import Progress
 from inductor_doctor.fix.shell import env_effect
-from inductor_doctor.model import Progress
 
 SCHEMA = "inductor-doctor/fix/v1"
 FLAGGED = ("affected", "likely")
@@ -51,8 +51,8 @@ class FixDocument:
     command: str = "fix"
 
     def to_dict(self) -> Dict[str, Any]:
+        from inductor_doctor.core.version import __version__
         from inductor_doctor.kb import KB_VERSION
-        from inductor_doctor.version import __version__
 
         return {
             "schema": SCHEMA,
@@ -101,7 +101,7 @@ def _installed(environment: Mapping[str, Any]) -> Dict[str, List[str]]:
 def _as_found(findings: List[Mapping[str, Any]]) -> Tuple[Any, ...]:
     """The workarounds as the check ordered them by its evidence (KnownIssue.advise), from the
     first finding that has any."""
-    from inductor_doctor.model import Workaround
+    from inductor_doctor.core.model import Workaround
 
     for f in findings:
         if f.get("workarounds"):

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Sequence
 
+from inductor_doctor.core.model import UsageError
 from inductor_doctor.fleet.document import MergeDocument, build_document, validate_check_report
-from inductor_doctor.model import UsageError
 
 #: A report bigger than this is not a `check` report (they are tens of kilobytes).
 MAX_REPORT_BYTES = 64 * 1024 * 1024

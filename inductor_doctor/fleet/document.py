@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor import hostlist
-from inductor_doctor.model import Finding, Status, UsageError, summarize
+from inductor_doctor.core import hostlist
+from inductor_doctor.core.model import Finding, Status, UsageError, summarize
 
 CHECK_SCHEMA = "inductor-doctor/check/v1"
 MERGE_SCHEMA = "inductor-doctor/merge/v1"
@@ -516,8 +516,8 @@ def build_document(
     missing: Sequence[Missing] = (),
     meta: Optional[Dict[str, Any]] = None,
 ) -> MergeDocument:
+    from inductor_doctor.core.version import __version__
     from inductor_doctor.kb import KB_VERSION
-    from inductor_doctor.version import __version__
 
     files = list(files) + [None] * (len(reports) - len(files))
     sources = [Source(report=r, file=f, order=n) for n, (r, f) in enumerate(zip(reports, files))]

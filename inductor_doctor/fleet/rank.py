@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from inductor_doctor.core.model import ExitCode, UsageError
 from inductor_doctor.fleet.document import MergeDocument, Missing, build_document, validate_check_report
 from inductor_doctor.fleet.shard import device_filter
-from inductor_doctor.model import ExitCode, UsageError
 from inductor_doctor.target import script
 
 HELPER = script("gather.py")

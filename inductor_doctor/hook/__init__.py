@@ -166,7 +166,7 @@ def site_packages(python: str) -> str:
     code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
-        from inductor_doctor.codes import UsageError
+        from inductor_doctor.core.codes import UsageError
 
         raise UsageError(f"{python}: cannot ask it for its site-packages ({proc.stderr.strip()[-200:]})")
     return proc.stdout.strip().splitlines()[-1]

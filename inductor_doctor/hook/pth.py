@@ -28,7 +28,7 @@ class HookDocument:
     command: str = "hook"
 
     def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.version import __version__
+        from inductor_doctor.core.version import __version__
 
         return {"schema": SCHEMA, "tool_version": __version__, "python": self.python,
                 "site_packages": self.site_packages, "pth": self.pth, "action": self.action,
@@ -36,8 +36,8 @@ class HookDocument:
 
 
 def hook_pth(python: Optional[str], install: bool, remove: bool) -> HookDocument:
-    from inductor_doctor.codes import UsageError
-    from inductor_doctor.files import write_text_atomic
+    from inductor_doctor.core.codes import UsageError
+    from inductor_doctor.core.files import write_text_atomic
     from inductor_doctor.probe.target import resolve_python
 
     if install and remove:

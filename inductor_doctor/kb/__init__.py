@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; `list` and `explain` never import the vocabulary
-    from inductor_doctor.model import KnownIssue
+    from inductor_doctor.core.model import KnownIssue
 
 KB_VERSION = "2026.11.22"
 ENTRY_POINT_GROUP = "inductor_doctor.issues"
@@ -106,7 +106,7 @@ def _plugin_issues(errors: List[Tuple[str, str]]) -> List[KnownIssue]:
         return []
     from importlib.metadata import entry_points
 
-    from inductor_doctor.model import KnownIssue
+    from inductor_doctor.core.model import KnownIssue
 
     found: List[KnownIssue] = []
     try:
@@ -143,7 +143,7 @@ def _checked_plugin_issue(item: object, dist: str) -> KnownIssue:
     """A plugin's issue, stamped with its distribution; paths must be absolute (see docs/plugins.md)."""
     from dataclasses import replace
 
-    from inductor_doctor.model import KnownIssue
+    from inductor_doctor.core.model import KnownIssue
 
     if not isinstance(item, KnownIssue):
         raise TypeError(f"{item!r} is not a KnownIssue")

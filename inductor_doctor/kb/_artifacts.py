@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.artifact.facts import ArtifactFacts
     from inductor_doctor.artifact.host import HostView
+    from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 NO_ARTIFACT = "concerns compiled artifacts only: `check --artifact PATH` or `plan --artifact PATH`"
 

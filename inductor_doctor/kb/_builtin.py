@@ -11,7 +11,7 @@ import pkgutil
 from pathlib import Path
 from typing import List
 
-from inductor_doctor.model import KnownIssue
+from inductor_doctor.core.model import KnownIssue
 
 PACKAGE = "inductor_doctor.kb"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import CacheDirInfo, Facts
+    from inductor_doctor.core.facts import CacheDirInfo, Facts
 
 
 def cache_dirs(facts: Facts) -> Optional[List[CacheDirInfo]]:

@@ -11,10 +11,10 @@ import os
 import re
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from inductor_doctor.model import Basis, RuleOutcome, Status, Workaround
+from inductor_doctor.core.model import Basis, RuleOutcome, Status, Workaround
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import CompilerInfo, Facts, GPUInfo
+    from inductor_doctor.core.facts import CompilerInfo, Facts, GPUInfo
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
-from inductor_doctor.model import RuleOutcome, Status
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 
 def hidden_reason(facts: Facts) -> Optional[str]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Optional, Tuple
 from inductor_doctor.kb._catalog import triton_source
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts, PtxasInfo
+    from inductor_doctor.core.facts import Facts, PtxasInfo
 
 _SWITCH = (
     re.compile(r"[\"']ptxas[-_]blackwell[\"']\s+if\s+arch\s*>=\s*(\d+)"),  # 3.3
@@ -84,7 +84,7 @@ def scheme(facts: Facts) -> Optional[Scheme]:
     src = triton_source(facts, "backends", "nvidia", "compiler.py")
     if src is not None:
         return _from_source(src, triton_source(facts, "knobs.py") or "")
-    from inductor_doctor.kb._releases import triton_release
+    from inductor_doctor.core.releases import triton_release
 
     found = triton_release(facts.triton.version if facts.triton else None)
     if found is None:
@@ -158,7 +158,7 @@ def missing(ptxas: Ptxas) -> bool:
 
 def _snapshot_release(rule: Scheme, key: str) -> Optional[str]:
     """The CUDA release of a bundled ptxas as the snapshot ran it (when the file is unreadable)."""
-    from inductor_doctor.kb._releases import ptxas_binary, triton_release
+    from inductor_doctor.core.releases import ptxas_binary, triton_release
 
     found = triton_release(rule.release)
     binary = (found[1].get(key) or {}) if found else {}
@@ -185,7 +185,7 @@ def knows_arch(facts: Facts, ptxas: Ptxas, arch: int) -> Tuple[Optional[bool], s
     answer = asked.accepts.get(gpu_name) if asked is not None else None
     if answer is not None:
         return answer, f"`ptxas --gpu-name {gpu_name}` {'assembles' if answer else 'refuses it'}"
-    from inductor_doctor.kb._releases import ptxas_binary, ptxas_release_accepts, triton_release
+    from inductor_doctor.core.releases import ptxas_binary, ptxas_release_accepts, triton_release
 
     if ptxas.bundled and ptxas.scheme is not None and ptxas.scheme.release:
         found = triton_release(ptxas.scheme.release)

@@ -7,7 +7,7 @@ from typing import List, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 
 
 def parse_version(text: Optional[str]) -> Optional[Version]:

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from inductor_doctor.kb._artifacts import host_torch, is_cache, no_artifact, outcome, torch_of
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Canary,
     DeviceKind,
     KnownIssue,
@@ -23,10 +22,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._artifacts import host_torch, is_cache, no_artifact, outcome, torch_of
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.artifact.facts import ArtifactFacts
     from inductor_doctor.artifact.host import HostView
+    from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 
 def _public(v: Optional[str]) -> str:

@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional
 
 from inductor_doctor.artifact.host import GCC_TO_CPUINFO, VEC_ISA_FLAGS
-from inductor_doctor.kb._artifacts import is_cache, no_artifact, outcome
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Canary,
     DeviceKind,
     KnownIssue,
@@ -23,10 +22,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._artifacts import is_cache, no_artifact, outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.artifact.facts import ArtifactFacts
     from inductor_doctor.artifact.host import HostView
+    from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 
 def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:

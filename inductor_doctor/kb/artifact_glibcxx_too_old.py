@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from inductor_doctor.artifact.facts import version_key
-from inductor_doctor.kb._artifacts import first_object_needing, no_artifact, outcome
-from inductor_doctor.model import (
+from inductor_doctor.core.artifact_facts import version_key
+from inductor_doctor.core.model import (
     Canary,
     DeviceKind,
     KnownIssue,
@@ -23,10 +22,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._artifacts import first_object_needing, no_artifact, outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.artifact.facts import ArtifactFacts
     from inductor_doctor.artifact.host import HostView
+    from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 LIBS = (
     ("glibcxx", "GLIBCXX_", "libstdc++"),

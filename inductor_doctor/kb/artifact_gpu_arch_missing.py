@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.kb._artifacts import is_cache, no_artifact, outcome
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Canary,
     DeviceKind,
     KnownIssue,
@@ -24,10 +23,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._artifacts import is_cache, no_artifact, outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.artifact.facts import ArtifactFacts
     from inductor_doctor.artifact.host import HostView
+    from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 _ARCH = re.compile(r"^(sm|compute)_(\d+)(\d)([af]?)$")
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from inductor_doctor.kb._artifacts import host_torch, is_cache, no_artifact, outcome, torch_of
-from inductor_doctor.kb._catalog import version_tuple
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Canary,
     DeviceKind,
@@ -24,10 +22,12 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._artifacts import host_torch, is_cache, no_artifact, outcome, torch_of
+from inductor_doctor.kb._catalog import version_tuple
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.artifact.facts import ArtifactFacts
     from inductor_doctor.artifact.host import HostView
+    from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 #: torch.compiler.load_cache_artifacts (pytorch#143341) first shipped in torch 2.7.0.
 LOAD_CACHE_ARTIFACTS = (2, 7)

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Canary,
     DeviceKind,
@@ -24,10 +23,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan.inputs import PlanInput
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 #: The nightlies that may carry the regression: the issue was filed on 2025-04-15 from a CI run of
 #: 2025-04-14, the fix was reported landed on 2025-04-23. When it started is not known: the window
@@ -74,7 +74,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 
 def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan`: the nightly window, but never more than `likely`: the bug showed on some hosts only."""
-    from inductor_doctor.plan.inputs import predict_from_versions
+    from inductor_doctor.core.plan_input import predict_from_versions
 
     out = []
     for o in predict_from_versions(inp, ISSUE):

@@ -18,9 +18,7 @@ import os
 import re
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.kb._catalog import compiler_label, one, platform_is_linux, torch_source
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Canary,
     DeviceKind,
     KnownIssue,
@@ -30,9 +28,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import compiler_label, one, platform_is_linux, torch_source
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 _IS_GCC_FN = re.compile(r"def _is_gcc\(cpp_compiler: str\) -> bool:\n(?P<body>(?:[ \t]+.*\n|\n)+)")
 _IS_GCC_RE = re.compile(r're\.search\(r"(?P<re>[^"]+)", cpp_compiler\)')

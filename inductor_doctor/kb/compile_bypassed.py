@@ -14,12 +14,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.envvars import BYPASS_EFFECTS
+from inductor_doctor.core.envvars import BYPASS_EFFECTS
+from inductor_doctor.core.model import (
+    DeviceKind,
+    KnownIssue,
+    RuleOutcome,
+    Severity,
+    Signature,
+    Status,
+    Workaround,
+)
 from inductor_doctor.kb._catalog import one
-from inductor_doctor.model import DeviceKind, KnownIssue, RuleOutcome, Severity, Signature, Status, Workaround
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:

@@ -27,9 +27,7 @@ from typing import TYPE_CHECKING, List, Mapping, Optional
 
 from packaging.version import Version
 
-from inductor_doctor.kb._catalog import one, platform_is_linux
-from inductor_doctor.kb._rules import not_installed, release, unknown
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Canary,
     DeviceKind,
     KnownIssue,
@@ -39,9 +37,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import one, platform_is_linux
+from inductor_doctor.kb._rules import not_installed, release, unknown
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts, ShmInfo
+    from inductor_doctor.core.facts import Facts, ShmInfo
 
 METHODS = ("subprocess", "fork", "spawn")
 #: What a log of Inductor's compile workers names, one word of which turns a generic match exact.

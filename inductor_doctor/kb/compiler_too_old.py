@@ -6,7 +6,7 @@ a too old version of GCC. We need GCC 9 or later.", and `__clang_major__ < 9`; G
 before; no such check from 2.12), and Inductor passes a `-std=` flag that a compiler must know
 (`c++17`, GCC 7 / clang 5; `c++20` from torch 2.12.0, GCC 10 / clang 10: `_get_cpp_std_cflag` in
 `_inductor/cpp_builder.py`, pytorch/pytorch#176659). Where torch's files cannot be read, and in
-`plan`, the floors come from the release snapshot (`kb/_data/releases.json`), which records both
+`plan`, the floors come from the release snapshot (`core/_data/releases.json`), which records both
 for every torch release. A compiler below either floor fails every CPU compile: conclusive.
 """
 
@@ -15,9 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
-from inductor_doctor.kb._catalog import compiler_label, one, torch_source, version_tuple
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -27,10 +25,12 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import compiler_label, one, torch_source, version_tuple
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan.inputs import PlanInput
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 #: The first GCC / clang release that accepts `-std=c++NN` under that name.
 STD_FLAG_FLOOR = {"gcc": {"c++17": 7, "c++20": 10}, "clang": {"c++17": 5, "c++20": 10}}
@@ -42,7 +42,7 @@ _CLANG_FLOOR = re.compile(r"__clang_major__ < (\d+)")
 
 
 def _snapshot(facts: Facts) -> Optional[Tuple[str, Dict[str, Any]]]:
-    from inductor_doctor.kb._releases import torch_release
+    from inductor_doctor.core.releases import torch_release
 
     return torch_release(facts.torch.version if facts.torch else None)
 
@@ -127,7 +127,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan --cxx g++-9 torch==2.12.0`: the compiler's major version, when its name carries it,
     against the floors the snapshot recorded for each planned torch release."""
-    from inductor_doctor.kb._releases import torch_release
+    from inductor_doctor.core.releases import torch_release
 
     cxx = inp.cxx
     torch = inp.package("torch")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -22,8 +22,8 @@ from inductor_doctor.model import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan.inputs import PlanInput
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 #: torch releases whose `ATen/core/TensorBase.h` declares `const_data_ptr<T>` with an `enable_if`
 #: non-type template parameter: 2.3.0 through 2.11.0 (`std::is_const<T>::value` in 2.3, `is_const_v`

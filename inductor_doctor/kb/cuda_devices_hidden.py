@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.kb._catalog import one
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -25,9 +24,10 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import one
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 
 def _count(n: int) -> str:

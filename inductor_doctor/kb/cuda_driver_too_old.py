@@ -21,11 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.kb._catalog import dotted, gpu_sm, one, outcome, torch_label, version_tuple
-from inductor_doctor.kb._gpus import support
-from inductor_doctor.kb._releases import CUDA_MIN_DRIVER
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -35,13 +31,17 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.core.releases import CUDA_MIN_DRIVER
+from inductor_doctor.kb._catalog import dotted, gpu_sm, one, outcome, torch_label, version_tuple
+from inductor_doctor.kb._gpus import support
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan.inputs import PlanInput
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 #: NVIDIA's minor-version-compatibility floors per CUDA major (CUDA Compatibility, Table 1); where
-#: kb/_releases.py has the toolkit's own minimum for `<major>.0`, that one is used.
+#: core/releases.py has the toolkit's own minimum for `<major>.0`, that one is used.
 MINOR_COMPAT_FLOOR = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
 
 

@@ -19,9 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.kb._catalog import one, torch_label
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -31,9 +29,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import one, torch_label
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import CudaLibInfo, Facts
+    from inductor_doctor.core.facts import CudaLibInfo, Facts
 
 
 def _where(lib: CudaLibInfo) -> str:

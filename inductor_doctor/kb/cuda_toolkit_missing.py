@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.kb._catalog import one, torch_label, version_tuple
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     DeviceKind,
     KnownIssue,
     RuleOutcome,
@@ -28,9 +26,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import one, torch_label, version_tuple
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 FOR_WHAT = "AOTInductor and CUDA extensions fail (plain torch.compile does not need it)"
 

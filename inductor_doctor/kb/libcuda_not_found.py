@@ -17,10 +17,7 @@ from typing import TYPE_CHECKING, List
 
 from packaging.version import Version
 
-from inductor_doctor.kb._catalog import no_gpu, one
-from inductor_doctor.kb._gpus import hidden_reason
-from inductor_doctor.kb._rules import not_installed, release
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     DeviceKind,
     KnownIssue,
     RuleOutcome,
@@ -29,10 +26,13 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import no_gpu, one
+from inductor_doctor.kb._gpus import hidden_reason
+from inductor_doctor.kb._rules import not_installed, release
 from inductor_doctor.probe.cuda import is_elf_file
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 #: Triton links `-l:libcuda.so.1` from here on: no plain libcuda.so needed.
 LINKS_SONAME = Version("3.6")

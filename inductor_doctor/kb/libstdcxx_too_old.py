@@ -14,9 +14,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.kb._catalog import compiler_label, dotted, one, version_tuple
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -26,9 +24,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import compiler_label, dotted, one, version_tuple
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 #: The newest GLIBCXX symbol version of each GCC release's libstdc++ (the libstdc++ ABI policy
 #: table: "GCC 12.1.0: GLIBCXX_3.4.30"), as (gcc major, minor) → 3.4.N.

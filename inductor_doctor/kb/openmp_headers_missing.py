@@ -13,9 +13,7 @@ import os
 import re
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.kb._catalog import compiler_label, compiler_major, one
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     DeviceKind,
     KnownIssue,
     RuleOutcome,
@@ -24,9 +22,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import compiler_label, compiler_major, one
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
-from inductor_doctor.kb._ptxas import knows_arch, missing, ptxas_for
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -26,10 +23,13 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
+from inductor_doctor.kb._ptxas import knows_arch, missing, ptxas_for
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan.inputs import PlanInput
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 #: The first CUDA release whose ptxas accepts each architecture (CUDA toolkit release notes;
 #: consistent with every bundled ptxas the release audit ran: `tools/release_audit.py check`).
@@ -65,7 +65,7 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     if triton is None or not triton.version_known:
         return [RuleOutcome(Status.INCONCLUSIVE, "the planned Triton version is unknown; pin it to decide",
                             Basis.VERSION)]
-    from inductor_doctor.kb._releases import ptxas_binary, triton_release
+    from inductor_doctor.core.releases import ptxas_binary, triton_release
 
     refused: List[str] = []
     accepted: List[str] = []

@@ -8,7 +8,7 @@ refuses 3.11). From the wheels: 3.11+ in 2.0, 3.12+ in 2.1-2.3, 3.13+ in 2.4-2.5
 below CPython 3.13.3 from 2.8. torch wheels exist for Pythons that Dynamo does not support yet
 (2.9 ships 3.14 wheels), so the install succeeds and only the compile fails. The rule reads the
 refusal from torch's own source, so it is exact for any build; the release snapshot
-(`kb/_data/releases.json`) answers for a torch whose files are unreadable, and for `plan`.
+(`core/_data/releases.json`) answers for a torch whose files are unreadable, and for `plan`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from inductor_doctor.kb._catalog import one, torch_source, version_tuple
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -28,10 +26,12 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import one, torch_source, version_tuple
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan.inputs import PlanInput
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 _MAX = re.compile(
     r"if sys\.version_info >= \((\d+),\s*(\d+)\):\s*"
@@ -75,7 +75,7 @@ def _parse_gate(gate: Optional[str]) -> Optional[Tuple[int, int, int]]:
 
 def from_snapshot(torch_version: Optional[str]) -> Optional[Dict[str, Any]]:
     """What the release snapshot read from this torch release (or its nearest release)."""
-    from inductor_doctor.kb._releases import torch_release
+    from inductor_doctor.core.releases import torch_release
 
     found = torch_release(torch_version)
     if found is None:

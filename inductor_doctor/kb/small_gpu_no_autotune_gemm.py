@@ -12,10 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.kb._catalog import is_gpu_torch, one, outcome, torch_label, torch_source
-from inductor_doctor.kb._gpus import no_visible_gpu
-from inductor_doctor.kb._rules import not_installed, parse_version
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -25,9 +22,12 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import is_gpu_torch, one, outcome, torch_label, torch_source
+from inductor_doctor.kb._gpus import no_visible_gpu
+from inductor_doctor.kb._rules import not_installed, parse_version
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 _MIN_SMS = re.compile(r"min_sms\s*=\s*(?:\d+\s+if\s+[^\n]*?\s+else\s+)?(\d+)")
 _OLD_CHECK = re.compile(r"multi_processor_count\s*<\s*(\d+)")

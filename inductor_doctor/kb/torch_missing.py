@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.kb._catalog import one
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     DeviceKind,
     KnownIssue,
     RuleOutcome,
@@ -22,9 +21,10 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import one
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:

@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, List
 
 from packaging.version import Version
 
-from inductor_doctor.kb._catalog import torch_source
-from inductor_doctor.kb._rules import not_installed, release
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Canary,
     DeviceKind,
@@ -28,9 +26,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import torch_source
+from inductor_doctor.kb._rules import not_installed, release
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 WRAP_FILE = "_higher_order_ops/triton_kernel_wrap.py"
 FIX_MARKER = "specialize_symbolic"

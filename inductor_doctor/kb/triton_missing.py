@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_label, unshadow_triton
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -27,11 +25,13 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_label, unshadow_triton
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
-#: torch minor -> the Triton minor its Linux wheels pin (kb/_data/releases.json; a test keeps the two
+#: torch minor -> the Triton minor its Linux wheels pin (core/_data/releases.json; a test keeps the two
 #: in step). triton-windows follows the same numbering, and its newest release serves only the
 #: newest torch: an unpinned `pip install triton-windows` is the skew triton-version-skew reports.
 WINDOWS_TRITON = {"2.5": "3.1", "2.6": "3.2", "2.7": "3.3", "2.8": "3.4", "2.9": "3.5", "2.10": "3.6",

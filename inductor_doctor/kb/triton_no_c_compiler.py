@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.kb._catalog import compiler_label, compiler_missing, is_gpu_torch, one, torch_label
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     DeviceKind,
     KnownIssue,
     RuleOutcome,
@@ -22,9 +20,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import compiler_label, compiler_missing, is_gpu_torch, one, torch_label
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:

@@ -15,11 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
-from inductor_doctor.kb._gpus import hidden_reason
-from inductor_doctor.kb._ptxas import missing, ptxas_for
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Canary,
     DeviceKind,
@@ -30,10 +26,14 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
+from inductor_doctor.kb._gpus import hidden_reason
+from inductor_doctor.kb._ptxas import missing, ptxas_for
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan.inputs import PlanInput
-    from inductor_doctor.probe.facts import Facts, GPUInfo
+    from inductor_doctor.core.facts import Facts, GPUInfo
+    from inductor_doctor.core.plan_input import PlanInput
 
 
 def _arch(gpu: GPUInfo) -> Optional[int]:
@@ -43,7 +43,7 @@ def _arch(gpu: GPUInfo) -> Optional[int]:
 
 def needed_driver(ptxas_cuda: Tuple[int, ...]) -> str:
     """What a driver must be to load this ptxas's cubins: one of its CUDA major release."""
-    from inductor_doctor.kb._releases import CUDA_MIN_DRIVER, family_driver
+    from inductor_doctor.core.releases import CUDA_MIN_DRIVER, family_driver
 
     release = dotted(ptxas_cuda[:2])
     family = family_driver(release)
@@ -59,7 +59,7 @@ def _driver_cuda(facts: Facts) -> Optional[Tuple[int, ...]]:
     the installed one is at least (NVIDIA's table), else (older than every entry) CUDA 11."""
     dv = version_tuple(facts.cuda.driver_cuda_version, 2)
     if dv is None and facts.cuda.driver_version:
-        from inductor_doctor.kb._releases import CUDA_MIN_DRIVER, cuda_of_driver
+        from inductor_doctor.core.releases import CUDA_MIN_DRIVER, cuda_of_driver
 
         dv = version_tuple(cuda_of_driver(facts.cuda.driver_version), 2)
         have = version_tuple(facts.cuda.driver_version, 3)
@@ -116,7 +116,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan --gpu sm_90 --driver 570.86.15 triton==3.9.0`: the bundled ptxas each planned Triton
     runs for the GPU, as the release audit read it, against the driver's CUDA major release."""
-    from inductor_doctor.kb._releases import family_driver, ptxas_binary, triton_release
+    from inductor_doctor.core.releases import family_driver, ptxas_binary, triton_release
 
     triton = inp.package("triton")
     if triton is None or inp.driver is None:

@@ -19,10 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from inductor_doctor.kb._catalog import gpu_sm, is_gpu_torch, outcome, torch_label
-from inductor_doctor.kb._gpus import no_visible_gpu
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
     KnownIssue,
@@ -32,9 +29,12 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import gpu_sm, is_gpu_torch, outcome, torch_label
+from inductor_doctor.kb._gpus import no_visible_gpu
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts, GPUInfo
+    from inductor_doctor.core.facts import Facts, GPUInfo
 
 #: Maximum shared memory per block with opt-in, in bytes, by compute capability (NVIDIA's CUDA
 #: Programming Guide, "Technical Specifications per Compute Capability"; NVIDIA/cccl

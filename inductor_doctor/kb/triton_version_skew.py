@@ -17,16 +17,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from inductor_doctor.kb._catalog import (
-    is_gpu_torch,
-    one,
-    torch_source,
-    triton_source,
-    unshadow_triton,
-    version_tuple,
-)
-from inductor_doctor.kb._rules import not_installed, parse_version
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Canary,
     DeviceKind,
@@ -37,10 +28,19 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import (
+    is_gpu_torch,
+    one,
+    torch_source,
+    triton_source,
+    unshadow_triton,
+    version_tuple,
+)
+from inductor_doctor.kb._rules import not_installed, parse_version
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.plan.inputs import PlanInput
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 #: torch 2.6's hints.py: the fallback import when triton.backends.compiler has no AttrsDescriptor.
 _HARD_ATTRS_IMPORT = re.compile(
@@ -57,7 +57,7 @@ def _pinned(facts: Facts) -> Optional[str]:
     if m:
         return m.group(1)
     try:
-        from inductor_doctor.kb._releases import TORCH_TRITON_PIN
+        from inductor_doctor.core.releases import TORCH_TRITON_PIN
     except ImportError:  # pragma: no cover - the table ships with the package
         return None
     v = parse_version(facts.torch.version if facts.torch else None)
@@ -115,7 +115,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 def _torch_pin(version: str) -> Optional[Tuple[str, Optional[str]]]:
     """(the Triton requirement of torch `version`'s Linux wheel, its marker), from the snapshot;
     a release newer than the snapshot takes the nearest of its X.Y line."""
-    from inductor_doctor.kb._releases import torch_release
+    from inductor_doctor.core.releases import torch_release
 
     found = torch_release(version)
     if found is None or not found[1].get("triton"):

@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.kb._catalog import torch_source
-from inductor_doctor.kb._rules import not_installed
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Canary,
     DeviceKind,
@@ -28,9 +26,11 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._catalog import torch_source
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 IR_FILE = "_inductor/ir.py"
 FIRST_NIGHTLY = 20250408  # pytorch#150804, the generated assert_alignment lines

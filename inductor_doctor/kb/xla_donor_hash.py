@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, List
 
 from packaging.version import Version
 
-from inductor_doctor.kb._rules import not_installed, release
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Canary,
     DeviceKind,
@@ -26,9 +25,10 @@ from inductor_doctor.model import (
     Status,
     Workaround,
 )
+from inductor_doctor.kb._rules import not_installed, release
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.probe.facts import Facts
+    from inductor_doctor.core.facts import Facts
 
 FIXED_IN = Version("2.6")
 WORKAROUND_ENV = "XLA_ENABLE_PARAM_ALIASING"

@@ -9,7 +9,7 @@ first:
 2. the index pip reads torch from (`--index-url`, or `-i`/`--extra-index-url` in a requirements
    file): `https://download.pytorch.org/whl/cpu`, `.../whl/cu128`, `.../whl/nightly/rocm6.4`;
 3. the platform's default wheel on PyPI, as the release snapshot read it from the wheels
-   (`kb/_releases.pypi_build`): macOS wheels carry no CUDA, Windows ones none either, Linux aarch64
+   (`core/releases.pypi_build`): macOS wheels carry no CUDA, Windows ones none either, Linux aarch64
    ones none before the CUDA aarch64 wheels.
 
 None means the plan does not say: a GPU build may be installed, and GPU issues are judged.
@@ -22,7 +22,7 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.plan.inputs import PlannedPackage
+from inductor_doctor.core.plan_input import PlannedPackage
 
 #: A PyTorch wheel index: `/whl/cpu`, `/whl/cu128`, `/whl/nightly/cu130`, `/whl/test/rocm6.4`, with
 #: an optional trailing `/simple` or `/torch` page.
@@ -88,7 +88,7 @@ def planned_build(torch: Optional[PlannedPackage], index_urls: Sequence[str],
 
 def platform_default(torch: PlannedPackage, env: Mapping[str, str]) -> Build:
     """The build of the wheel PyPI serves this platform, as the release snapshot read it."""
-    from inductor_doctor.kb._releases import pypi_build
+    from inductor_doctor.core.releases import pypi_build
 
     system = env.get("sys_platform", "")
     if system == "darwin":

@@ -2,7 +2,7 @@
 
 A `docker build` should fail at its first line, not after a 3 GB torch download, when the pins in
 `requirements.txt` are known to break `torch.compile`. So `plan` reads specs and requirements
-files, resolves each range over the real releases in `kb/_releases.py`, and asks each known issue:
+files, resolves each range over the real releases in `core/releases.py`, and asks each known issue:
 do *all* versions the range allows hit you (`affected`), *some* (`likely`), or *none* (`ok`)? A
 component the plan does not contain is `not-applicable`. By default an issue is judged on its
 `affected` specifiers; an issue that also depends on the compiler, flags, GPU, driver or Python
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
-from inductor_doctor.kb._releases import RELEASES_AS_OF
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Finding,
     Report,
     Severity,
     Status,
     UsageError,
 )
-from inductor_doctor.plan.inputs import PlanInput, PlannedPackage
+from inductor_doctor.core.plan_input import PlanInput, PlannedPackage
+from inductor_doctor.core.releases import RELEASES_AS_OF
 from inductor_doctor.plan.predict import cpu_only_rules_out, predict_issue  # noqa: F401 - re-exported
 from inductor_doctor.plan.resolve import PlanRequest, build_input
 
@@ -102,7 +102,7 @@ def unknown_releases(inp: PlanInput) -> List[str]:
     silently as if it were a known one."""
     from packaging.version import InvalidVersion, Version
 
-    from inductor_doctor.kb._releases import RELEASES
+    from inductor_doctor.core.releases import RELEASES
 
     out = []
     for name, pkg in sorted(inp.packages.items()):
@@ -146,9 +146,9 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
 
     Warning-severity predictions are reported but, as in `check`, do not fail the plan.
     """
+    from inductor_doctor.core.version import __version__
     from inductor_doctor.kb import KB_VERSION
     from inductor_doctor.kb import registry as default_registry
-    from inductor_doctor.version import __version__
 
     if not request.specs and not request.requirement_files and not request.artifacts:
         raise UsageError(

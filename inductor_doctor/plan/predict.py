@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from typing import List
 
-from inductor_doctor.model import Basis, DeviceKind, Finding, KnownIssue, RuleOutcome, Status
-from inductor_doctor.plan.inputs import PlanInput, predict_from_versions
+from inductor_doctor.core.model import Basis, DeviceKind, Finding, KnownIssue, RuleOutcome, Status
+from inductor_doctor.core.plan_input import PlanInput, predict_from_versions
 
 
 def _device(issue: KnownIssue) -> str:

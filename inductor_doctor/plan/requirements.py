@@ -33,7 +33,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.model import UsageError
+from inductor_doctor.core.model import UsageError
 
 COMMAND_LINE = "command line"
 

@@ -1,6 +1,6 @@
 """The `plan` command line and requirements, resolved over the real releases into a `PlanInput`.
 
-Each range is resolved over the releases in `kb/_releases.py`: a pin stays a pin, a range becomes
+Each range is resolved over the releases in `core/releases.py`: a pin stays a pin, a range becomes
 every known release it allows, and a range no release fits is judged at its bounds.
 """
 
@@ -17,10 +17,10 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.kb._releases import RELEASES, TORCH_TRITON_PIN
-from inductor_doctor.model import UsageError
+from inductor_doctor.core.model import UsageError
+from inductor_doctor.core.plan_input import Compiler, PlanInput, PlannedPackage, _contains
+from inductor_doctor.core.releases import RELEASES, TORCH_TRITON_PIN
 from inductor_doctor.plan.build import planned_build
-from inductor_doctor.plan.inputs import Compiler, PlanInput, PlannedPackage, _contains
 from inductor_doctor.plan.requirements import (
     PlannedRequirement,
     check_python_version,

@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.model import Finding, Severity, Status
-from inductor_doctor.plan.inputs import PlanInput
+from inductor_doctor.core.model import Finding, Severity, Status
+from inductor_doctor.core.plan_input import PlanInput
 from inductor_doctor.plan.resolve import PlanRequest, build_input
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.core.facts import Facts
     from inductor_doctor.kb import Registry
-    from inductor_doctor.probe.facts import Facts
 
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
@@ -160,7 +160,7 @@ def _python_tag(python_version: str) -> str:
 
 def candidates(machine: Machine, want_xla: bool = False) -> List[Candidate]:
     """Every torch release of the snapshot, newest first, as the build this machine would get."""
-    from inductor_doctor.kb._releases import RELEASES, index_variants, pypi_wheel, snapshot
+    from inductor_doctor.core.releases import RELEASES, index_variants, pypi_wheel, snapshot
 
     snap = snapshot()
     out: List[Candidate] = []
@@ -197,7 +197,7 @@ def candidates(machine: Machine, want_xla: bool = False) -> List[Candidate]:
 
 def _prefilter(c: Candidate, machine: Machine, pins: Sequence[Tuple[SpecifierSet, str]]) -> Optional[str]:
     """Why pip itself would not install the candidate here, or None."""
-    from inductor_doctor.kb._releases import pypi_wheel, torch_release
+    from inductor_doctor.core.releases import pypi_wheel, torch_release
 
     for spec, where in pins:
         if not spec.contains(c.torch, prereleases=True):

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from inductor_doctor.model import UsageError
+from inductor_doctor.core.model import UsageError
 from inductor_doctor.plan.requirements import check_python_version
 from inductor_doctor.plan.resolve import parse_compiler, parse_driver, parse_gpu
 from inductor_doctor.plan.suggest import Judged, Machine, Solution, machine_from_facts, solve
@@ -116,9 +116,9 @@ def machine_of(request: SuggestRequest) -> Machine:
 
 
 def run_suggest(request: SuggestRequest) -> Suggestion:
+    from inductor_doctor.core.releases import RELEASES_AS_OF
+    from inductor_doctor.core.version import __version__
     from inductor_doctor.kb import KB_VERSION
-    from inductor_doctor.kb._releases import RELEASES_AS_OF
-    from inductor_doctor.version import __version__
 
     if request.keep and not request.verify:
         raise UsageError("--keep keeps the scratch venv of --verify: add --verify")

@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence
 
-from inductor_doctor.model import Finding, Status, Workaround
+from inductor_doctor.core.model import Finding, Status, Workaround
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.core.facts import Facts
     from inductor_doctor.plan.suggest import Solution
-    from inductor_doctor.probe.facts import Facts
 
 #: Issues whose way out is another torch build.
 REINSTALL = ("torch-cpu-only-build", "cuda-driver-too-old", "torch-gpu-arch-missing",

@@ -20,8 +20,8 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, TypeVar
 
-from inductor_doctor.envvars import relevant_env
-from inductor_doctor.probe.facts import (
+from inductor_doctor.core.envvars import relevant_env
+from inductor_doctor.core.facts import (
     AbiInfo,
     CompilerInfo,
     CudaInfo,

@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence
 
-from inductor_doctor.files import file_key  # the probe modules key their records with it
+from inductor_doctor.core.files import file_key  # the probe modules key their records with it
 
 #: Bump when what is stored, or how it is computed, changes.
 VERSION = 1
@@ -43,7 +43,7 @@ def root() -> Optional[Path]:
     The same answer as the result cache, so that an unset HOME never makes up a path (as root,
     `/nonexistent/.cache` would simply be created).
     """
-    from inductor_doctor.paths import cache_dir
+    from inductor_doctor.core.paths import cache_dir
 
     base = cache_dir()
     return base / "probe" if base is not None else None
@@ -51,7 +51,7 @@ def root() -> Optional[Path]:
 
 def compiler_env() -> Sequence[Sequence[str]]:
     """The compiler search-path variables set here (envvars.py's list), as a key part."""
-    from inductor_doctor.envvars import compiler_env as current
+    from inductor_doctor.core.envvars import compiler_env as current
 
     return current()
 
@@ -70,7 +70,7 @@ def get(kind: str, key: Any) -> Optional[Dict[str, Any]]:
     path = _path(kind, key)
     if path is None:
         return None
-    from inductor_doctor.files import read_own_text
+    from inductor_doctor.core.files import read_own_text
 
     text = read_own_text(path)
     try:
@@ -85,8 +85,8 @@ def put(kind: str, key: Any, value: Dict[str, Any]) -> None:
     path = _path(kind, key, writing=True)
     if path is None:
         return
-    from inductor_doctor.files import write_text_atomic
-    from inductor_doctor.paths import private_dir
+    from inductor_doctor.core.files import write_text_atomic
+    from inductor_doctor.core.paths import private_dir
 
     try:
         with _lock:

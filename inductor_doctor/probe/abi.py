@@ -28,9 +28,9 @@ import threading
 import time
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from inductor_doctor.core.facts import AbiInfo, TorchInfo
 from inductor_doctor.probe import _diskcache, _elf, compiler
 from inductor_doctor.probe._proc import c_locale_env, first_error_line, run
-from inductor_doctor.probe.facts import AbiInfo, TorchInfo
 
 TU = (
     "#include <ATen/core/TensorBase.h>\n"

@@ -31,7 +31,7 @@ import tempfile
 import time
 from typing import List, Mapping, Optional, Tuple
 
-from inductor_doctor.probe.facts import CacheDirInfo, CacheInfo, CacheScan, ShmInfo
+from inductor_doctor.core.facts import CacheDirInfo, CacheInfo, CacheScan, ShmInfo
 
 #: How long the look for truncated objects may take per cache, however large the cache.
 SCAN_BUDGET_S = 0.05

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
-from inductor_doctor.model import Report
+from inductor_doctor.core.model import Report
+from inductor_doctor.core.version import __version__
 from inductor_doctor.probe.host import host_info
-from inductor_doctor.version import __version__
 
 
 def environment_of(facts: Any) -> Dict[str, Any]:

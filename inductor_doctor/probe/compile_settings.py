@@ -21,8 +21,8 @@ import os
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from inductor_doctor.envvars import BYPASSES, Bypass
-from inductor_doctor.probe.facts import BypassSetting, CompileSettingsInfo, Facts, StartupLine
+from inductor_doctor.core.envvars import BYPASSES, Bypass
+from inductor_doctor.core.facts import BypassSetting, CompileSettingsInfo, Facts, StartupLine
 
 #: The config attributes of the table, and `torch.compile =`, as a start-up file would write them.
 _CONFIG_WORDS = tuple(sorted({b.config.rsplit(".", 1)[1] for b in BYPASSES if b.config}))

@@ -26,9 +26,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from inductor_doctor.core.facts import CompilerInfo
 from inductor_doctor.probe import _diskcache
 from inductor_doctor.probe._proc import ProcResult, c_locale_env, first_error_line, run
-from inductor_doctor.probe.facts import CompilerInfo
 
 COMPILE_TIMEOUT_S = 20.0
 

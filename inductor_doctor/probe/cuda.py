@@ -16,9 +16,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import List, Mapping, Optional, Tuple
 
+from inductor_doctor.core.facts import CudaInfo, GPUInfo
 from inductor_doctor.probe import loader
 from inductor_doctor.probe._proc import c_locale_env, run
-from inductor_doctor.probe.facts import CudaInfo, GPUInfo
 
 SMI_TIMEOUT_S = 15.0
 PROC_VERSION = "/proc/driver/nvidia/version"

@@ -35,8 +35,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Deque, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from inductor_doctor.core.facts import CudaLibInfo
 from inductor_doctor.probe import _elf, loader
-from inductor_doctor.probe.facts import CudaLibInfo
 
 #: Libraries the replay never follows into: the C runtime and its companions.
 SYSTEM_PREFIXES = ("libc.so", "libm.so", "libdl.so", "libpthread.so", "librt.so", "ld-linux",

@@ -15,8 +15,8 @@ import re
 import shutil
 from typing import Mapping, Optional, Tuple
 
+from inductor_doctor.core.facts import CudaToolkitInfo
 from inductor_doctor.probe._proc import c_locale_env, run
-from inductor_doctor.probe.facts import CudaToolkitInfo
 
 NVCC_TIMEOUT_S = 10.0
 DEFAULT_HOME = "/usr/local/cuda"

@@ -25,8 +25,8 @@ import copy
 import re
 from typing import Dict, List, Mapping, Optional, Tuple
 
+from inductor_doctor.core.facts import CudaInfo, GPUInfo
 from inductor_doctor.probe._proc import c_locale_env, run
-from inductor_doctor.probe.facts import CudaInfo, GPUInfo
 
 SMI_TIMEOUT_S = 15.0
 _MIG_LINE = re.compile(r"^\s*MIG\s+(\S+)\s+Device\s+(\d+):\s*\(UUID:\s*(MIG-[^)\s]+)\)")

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
+from inductor_doctor.core.facts import CudaLibInfo, CudaToolkitInfo, Facts, TorchInfo
 from inductor_doctor.probe import cuda_arch, cuda_libs, cuda_toolkit, cuda_visible
-from inductor_doctor.probe.facts import CudaLibInfo, CudaToolkitInfo, Facts, TorchInfo
 
 _TOO_OLD = re.compile(r"driver on your system is too old \(found version (\d+)\)")
 

@@ -20,11 +20,11 @@ import tempfile
 import threading
 from typing import Any, Dict, Optional
 
-from inductor_doctor.envvars import bypass_table
+from inductor_doctor.core.envvars import bypass_table
+from inductor_doctor.core.facts import Facts, GPUInfo, TorchInfo, TritonInfo
 from inductor_doctor.probe import compile_settings, loader
 from inductor_doctor.probe._elf import ELF_ERRORS
 from inductor_doctor.probe._proc import run
-from inductor_doctor.probe.facts import Facts, GPUInfo, TorchInfo, TritonInfo
 from inductor_doctor.target import marker, script
 
 #: Printed by `target/live.py` before each of its answers.

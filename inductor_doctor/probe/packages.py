@@ -10,9 +10,9 @@ import os
 import re
 from typing import Any, Dict, Optional
 
+from inductor_doctor.core.facts import PythonInfo, TritonInfo, XlaInfo
 from inductor_doctor.probe import loader
 from inductor_doctor.probe._elf import ELF_ERRORS
-from inductor_doctor.probe.facts import PythonInfo, TritonInfo, XlaInfo
 
 #: Distributions that provide the `triton` module, most common first.
 TRITON_DISTRIBUTIONS = (

@@ -18,9 +18,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from inductor_doctor.core.facts import GPUInfo, PtxasInfo, TritonInfo
 from inductor_doctor.probe import _diskcache
 from inductor_doctor.probe._proc import c_locale_env, run
-from inductor_doctor.probe.facts import GPUInfo, PtxasInfo, TritonInfo
 
 TIMEOUT_S = 10.0
 MINIMAL_PTX = ".version 6.0\n.target sm_50\n.address_size 64\n"

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from inductor_doctor.model import UsageError
+from inductor_doctor.core.model import UsageError
 from inductor_doctor.probe._proc import run
 from inductor_doctor.target import marker, script
 

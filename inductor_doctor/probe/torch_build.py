@@ -12,8 +12,8 @@ import re
 import threading
 from typing import Any, Dict, List, Optional, Tuple
 
+from inductor_doctor.core.facts import TorchInfo
 from inductor_doctor.probe import _elf
-from inductor_doctor.probe.facts import TorchInfo
 
 #: One c10 function that takes a `std::string const&`, in both libstdc++ ABIs. libc10 is small and
 #: every torch release since 1.x exports it; which spelling is defined *is* the ABI torch was built

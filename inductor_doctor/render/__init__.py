@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Dict, Tuple
 
-from inductor_doctor.codes import UsageError
+from inductor_doctor.core.codes import UsageError
 
 #: (document command, format) -> renderer module; its `render(data, **view)` returns the text.
 RENDERERS: Dict[Tuple[str, str], str] = {

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from inductor_doctor.hostlist import column_parts, count_phrase, pieces
+from inductor_doctor.core.hostlist import column_parts, count_phrase, pieces
 from inductor_doctor.render.plain import wrap
 from inductor_doctor.render.style import STATUS as STYLE
 from inductor_doctor.render.style import console_to_string, hanging, paragraph, summary_line

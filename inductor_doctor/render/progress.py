@@ -12,7 +12,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Dict, Iterator, Optional
 
-from inductor_doctor.model import Progress
+from inductor_doctor.core.model import Progress
 
 
 class LiveProgress(Progress):

@@ -29,8 +29,8 @@ class ReportDocument:
     command: str = "report"
 
     def to_dict(self) -> Dict[str, Any]:
+        from inductor_doctor.core.version import __version__
         from inductor_doctor.kb import KB_VERSION
-        from inductor_doctor.version import __version__
 
         summary: Dict[str, int] = {}
         for f in self.findings:

@@ -42,8 +42,8 @@ class RunDocument:
     command: str = "run"
 
     def to_dict(self) -> Dict[str, Any]:
+        from inductor_doctor.core.version import __version__
         from inductor_doctor.kb import KB_VERSION
-        from inductor_doctor.version import __version__
 
         return {
             "schema": SCHEMA,

@@ -15,7 +15,7 @@ def triage_output(data: bytes, source: str) -> Any:
     it printed nothing to read. Binary bytes in it are dropped, never refused: the program wrote them."""
     import io
 
-    from inductor_doctor.codes import UsageError
+    from inductor_doctor.core.codes import UsageError
     from inductor_doctor.triage.command import triage_stream
 
     text = data.replace(b"\x00", b"")
@@ -60,7 +60,7 @@ def matched_ids(result: Any, limit: int = 3) -> List[str]:
 def confirm_here(ids: List[str], timeout_s: Optional[float], python: Optional[str] = None) -> Dict[str, Any]:
     """The matched issues' checks, canaries included, run now on this machine (`check --only`)."""
     from inductor_doctor.check.command import CheckRequest, run_check
-    from inductor_doctor.codes import UsageError
+    from inductor_doctor.core.codes import UsageError
 
     if not ids:
         return {"ran": False, "results": [], "error": None}

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.model import KnownIssue, Severity, UsageError
+from inductor_doctor.core.model import KnownIssue, Severity, UsageError
 from inductor_doctor.triage.context import DROP, LogContext, predicates
 from inductor_doctor.triage.facts import FACT_PREDICATES, FACTS
 from inductor_doctor.triage.stream import LogStats, ProbeHits, ScanResult, Source, blocks, scan_stream
@@ -471,7 +471,7 @@ def _run_check(ids: Sequence[str], python: Optional[str]) -> Dict[str, Any]:
     """The confirming check, in this process: its canaries are subprocesses like any check's, so an
     interrupt stops them all and nothing is orphaned."""
     from inductor_doctor.check.command import CheckRequest, run_check
-    from inductor_doctor.model import FailOn, exit_code_for
+    from inductor_doctor.core.model import FailOn, exit_code_for
 
     try:
         report = run_check(CheckRequest(python=python, only=list(ids)))
@@ -485,8 +485,8 @@ def _run_check(ids: Sequence[str], python: Optional[str]) -> Dict[str, Any]:
 
 
 def to_dict(result: TriageResult) -> Dict[str, Any]:
+    from inductor_doctor.core.version import __version__
     from inductor_doctor.kb import KB_VERSION
-    from inductor_doctor.version import __version__
 
     matched = result.matched
     return {

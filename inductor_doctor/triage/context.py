@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
-from inductor_doctor.model import Signature
+from inductor_doctor.core.model import Signature
 
 #: How far a line-scoped anchor is looked for, at most, in bytes either side of the match: a
 #: huge single-line log costs no more than a short one.

@@ -3,7 +3,7 @@
 `no kernel image is available for execution on the device` is printed by every CUDA program built
 for other GPUs; in a log that also states the torch it ran (`PyTorch version: 2.5.0+cu121`) and the
 GPU's capability (`CUDA capability sm_120`, `compute capability: 6.1`), the release's own arch list
-(read from the wheel into `kb/_data/releases.json`) says whether that torch has kernels for that GPU:
+(read from the wheel into `core/_data/releases.json`) says whether that torch has kernels for that GPU:
 if it has none, the symptom is the issue. A signature names the fact it can use (`Signature.fact`);
 each fact is a function of the log's answers (`LogContext`) and the versions it states.
 """
@@ -40,8 +40,8 @@ def gpu_arch_missing(
     context: LogContext, versions: Mapping[str, List[str]]
 ) -> Optional[Tuple[Sighting, str]]:
     """The log's torch has no kernel (and no PTX) for the log's GPU, by that release's arch list."""
+    from inductor_doctor.core.releases import variant_facts
     from inductor_doctor.kb._gpus import support
-    from inductor_doctor.kb._releases import variant_facts
 
     seen = context.seen.get((CAPABILITY, re.IGNORECASE))
     torches = versions.get("torch") or []

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from inductor_doctor.model import KnownIssue, Signature, lines_before
+from inductor_doctor.core.model import KnownIssue, Signature, lines_before
 
 try:  # the regex parser moved in 3.11; both spellings are the stdlib's own
     import re._parser as _sre_parse  # type: ignore[import-not-found]

@@ -40,7 +40,7 @@ from typing import (
     Union,
 )
 
-from inductor_doctor.model import KnownIssue, UsageError, lines_before
+from inductor_doctor.core.model import KnownIssue, UsageError, lines_before
 from inductor_doctor.triage.context import near_found
 from inductor_doctor.triage.scan import (
     _ANSI,

@@ -18,7 +18,7 @@ import re
 import shlex
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.model import KnownIssue, Workaround
+from inductor_doctor.core.model import KnownIssue, Workaround
 
 _VERSION = rb"v?(\d+\.\d+(?:\.\d+)?(?:(?:a|b|rc|\.?dev|\.?post)\d+)*(?:\+[0-9a-z.]+)?)"
 #: `torch==2.5.1`, `torch: 2.5.1`, `torch 2.5.1` (pip list), `torch-2.5.1` (a wheel or dist-info),

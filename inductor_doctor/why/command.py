@@ -28,7 +28,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
-from inductor_doctor.codes import UsageError
+from inductor_doctor.core.codes import UsageError
 from inductor_doctor.why import variations as V
 from inductor_doctor.why.attempt import Attempt, Launch, run_attempt
 
@@ -81,8 +81,8 @@ class WhyDocument:
         return self.conclusion["kind"] not in ("none", "baseline-passed")
 
     def to_dict(self) -> Dict[str, Any]:
+        from inductor_doctor.core.version import __version__
         from inductor_doctor.kb import KB_VERSION
-        from inductor_doctor.version import __version__
 
         runs = sum(t.attempt is not None and t.status != STOPPED for t in self.tried)
         return {
@@ -177,7 +177,7 @@ def _versions(request: WhyRequest, user_env: Dict[str, str], root: str, timeout:
         conclusion["versions"] = ("not tried: the command does not start with a Python interpreter that has "
                                   "torch (`python repro.py` can be re-run with another torch)")
         return [], conclusion
-    from inductor_doctor.kb._releases import RELEASES
+    from inductor_doctor.core.releases import RELEASES
     from inductor_doctor.scratch.venv import ScratchError, ScratchVenv
 
     line = baseline.fingerprint(scrub)

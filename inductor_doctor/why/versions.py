@@ -1,7 +1,7 @@
 """`why --versions`: the failing command again with other torch releases, in the doctor's scratch venvs.
 
 Is the failure fixed in a newer torch, or new in this one? The command is re-run with the newest
-final torch release (from the release snapshot, `kb/_releases.py`), and with the newest patch of the
+final torch release (from the release snapshot, `core/releases.py`), and with the newest patch of the
 minor release before the installed one, each installed into its own scratch venv
 (`inductor_doctor/scratch/venv.py`: a private temporary directory, removed afterwards) made from the
 command's own interpreter with its site-packages visible, so the program's other packages are there

@@ -10,7 +10,7 @@ import signal
 from pathlib import Path
 from typing import List
 
-from inductor_doctor.model import Canary, DeviceKind, KnownIssue, Severity, Signature, Workaround
+from inductor_doctor.core.model import Canary, DeviceKind, KnownIssue, Severity, Signature, Workaround
 
 HERE = Path(__file__).resolve().parent
 PAGE = str(HERE / "README.md")

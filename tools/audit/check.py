@@ -47,7 +47,7 @@ def _groups(items: List[Tuple[str, Any]], key: Callable[[Any], Any]) -> List[Tup
 
 
 def check_releases(snap: Snapshot) -> List[str]:
-    from inductor_doctor.kb import _releases
+    from inductor_doctor.core import releases as _releases
 
     bad = []
     for name, versions in snap["releases"].items():
@@ -196,7 +196,7 @@ def _check_override_workarounds(snap: Snapshot) -> List[str]:
 
 
 def check_driver_table(snap: Snapshot) -> List[str]:
-    from inductor_doctor.kb._releases import family_driver
+    from inductor_doctor.core.releases import family_driver
 
     bad = []
     for binary in snap["ptxas"].values():
@@ -207,9 +207,9 @@ def check_driver_table(snap: Snapshot) -> List[str]:
 
 
 def check_gpu_tables(snap: Snapshot) -> List[str]:
+    from inductor_doctor.core.facts import Facts, PythonInfo, TorchInfo
     from inductor_doctor.kb.gpu_too_old_for_triton import MIN_CAPABILITY
     from inductor_doctor.kb.small_gpu_no_autotune_gemm import threshold
-    from inductor_doctor.probe.facts import Facts, PythonInfo, TorchInfo
 
     bad = []
     for version, entry in _torch(snap):
@@ -227,9 +227,9 @@ def check_gpu_tables(snap: Snapshot) -> List[str]:
 def check_readers(snap: Snapshot) -> List[str]:
     """The doctor's own file readers, run on the real files the refresh cached."""
     from audit import remote
+    from inductor_doctor.core.facts import Facts, PythonInfo, TorchInfo, TritonInfo
     from inductor_doctor.kb import _ptxas, compiler_too_old, python_unsupported_by_dynamo
     from inductor_doctor.probe.abi import extension_std
-    from inductor_doctor.probe.facts import Facts, PythonInfo, TorchInfo, TritonInfo
 
     bad = []
     for version, entry in _torch(snap):
@@ -280,7 +280,7 @@ def check_readers(snap: Snapshot) -> List[str]:
 def check_wheels(snap: Snapshot) -> List[str]:
     """What each torch wheel is built for: read for every release, kernels that confirm the arch
     list, and a driver the doctor knows for every CUDA a wheel needs."""
-    from inductor_doctor.kb._releases import CUDA_MIN_DRIVER
+    from inductor_doctor.core.releases import CUDA_MIN_DRIVER
 
     bad = []
     for version, entry in _torch(snap):
@@ -316,7 +316,7 @@ def check_index_variants(snap: Snapshot) -> List[str]:
     that must agree. Every read variant needs a CUDA whose driver the doctor knows; a release whose
     variants were not read says why.
     """
-    from inductor_doctor.kb._releases import CUDA_MIN_DRIVER
+    from inductor_doctor.core.releases import CUDA_MIN_DRIVER
 
     bad = []
     for version, entry in _torch(snap):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from inductor_doctor.model import (
+from inductor_doctor.core.model import (
     Basis,
     Canary,
     DeviceKind,

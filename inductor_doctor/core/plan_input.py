@@ -14,7 +14,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.model import Basis, KnownIssue, PlanPredictor, RuleOutcome, Status
+from inductor_doctor.core.model import Basis, KnownIssue, PlanPredictor, RuleOutcome, Status
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class PlanInput:
 
     def torch_variant(self, version: str) -> Optional[dict]:
         """The snapshot's facts of the planned torch build at `version` (see `variant_facts`)."""
-        from inductor_doctor.kb._releases import variant_facts
+        from inductor_doctor.core.releases import variant_facts
 
         return variant_facts(version, self.variant, self.platform, self.machine)
 

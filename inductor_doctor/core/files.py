@@ -83,7 +83,7 @@ def _umask() -> int:
 
 def write_output(path: Path, text: str) -> None:
     """--output FILE, atomically; a disk that refuses it is the user's to fix (exit 2), not a doctor bug."""
-    from inductor_doctor.codes import UsageError
+    from inductor_doctor.core.codes import UsageError
 
     try:
         write_text_atomic(path, text)
