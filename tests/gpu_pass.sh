@@ -42,8 +42,8 @@ v = d.preflight("cuda:0"); print(json.dumps({**v.to_dict(), "seconds_with_import
 }
 
 run_tests() {
-  "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/test_seed_gpu.py tests/test_gpu_catalog_gpu.py
-  "$PY" -m pytest -q -p no:cacheprovider tests/test_gpu_catalog.py tests/test_catalog.py
+  "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/known_issues/test_on_gpu_canary_issues.py tests/known_issues/test_on_gpu_catalog.py
+  "$PY" -m pytest -q -p no:cacheprovider tests/known_issues/test_rules_gpu.py tests/known_issues/test_rules_environment.py
 }
 
 for p in "${@:-tests check preflight report states suggest}"; do
@@ -64,7 +64,7 @@ for p in "${@:-tests check preflight report states suggest}"; do
       suggest)  # this host's GPUs and driver, probed (an H100, sm_90): the newest build its driver runs
         part suggest doctor plan --suggest
         part suggest-json doctor plan --suggest --format json --output "$OUT/suggest.json"
-        part suggest-tests "$PY" -m pytest -q -p no:cacheprovider tests/test_plan_suggest.py -m "not slow" ;;
+        part suggest-tests "$PY" -m pytest -q -p no:cacheprovider tests/commands/test_plan_suggest.py -m "not slow" ;;
       atfailure)  # run and why on CUDA: Triton kernels through the step-down and the fresh caches
         cat >"$OUT/cuda_ok.py" <<'PYEOF'
 import torch

@@ -16,7 +16,7 @@ it could exercise the whole failure path or only part of it). The principles:
 * a canary that failed otherwise, or could not run, leaves a prediction standing, else it is
   `inconclusive` with the reason — "could not check" is never `ok`.
 
-`tests/test_verdict_table.py` spells out every row.
+`tests/verdicts/test_verdict_table.py` spells out every row.
 """
 
 from __future__ import annotations

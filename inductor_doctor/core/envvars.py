@@ -30,7 +30,7 @@ COMPILER = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "LIBRARY_PATH", "GC
 #: The doctor's own INDUCTOR_DOCTOR_<NAME> variables besides its options' (the command line derives
 #: those from the options themselves): every name the doctor, its tests and tools read or set. A name
 #: in neither list draws one warning line, so that a misspelt gate (`..._FAIL_ONN`) is not silently
-#: ignored; tests/test_envvars.py fails on a name used anywhere in the tree and missing here.
+#: ignored; tests/house/test_envvars.py fails on a name used anywhere in the tree and missing here.
 DOCTOR_PREFIX = "INDUCTOR_DOCTOR_"
 DOCTOR_OWN = {
     "CACHE_DIR": "where the doctor keeps its records (default ~/.cache/inductor-doctor)",

@@ -94,7 +94,7 @@ def _flags(torch: TorchInfo, env: Mapping[str, str]) -> Tuple[List[str], List[st
     """`(flags shown to the user, include flags)`. The user's CFLAGS and CPPFLAGS come last, as on the
     compile line of an extension build (setuptools' customize_compiler, which torch's BuildExtension
     turns into the ninja rule); CXXFLAGS is left out because that build passes it to the linker only
-    (measured with torch 2.13 and setuptools 84: `tests/test_workarounds.py`)."""
+    (measured with torch 2.13 and setuptools 84: `tests/verdicts/test_workarounds.py`)."""
     shown = [f"-std={extension_std(torch.path)}"]
     if torch.cxx11_abi is not None:
         shown.append(f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.cxx11_abi)}")

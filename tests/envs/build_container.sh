@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds what the real container build (tests/test_container_build.py, `pytest -m container`) needs,
+# Builds what the real container build (tests/house/test_container_build.py, `pytest -m container`) needs,
 # once, outside the checkout, under ~/.cache/inductor-doctor-tests/container (ready when .ready exists):
 #   * podman with runc, and debootstrap, from Debian's packages;
 #   * podman's own configuration and storage in that directory (CONTAINERS_CONF,

@@ -1,0 +1,370 @@
+"""`check --artifact` / `plan --artifact`: real artifacts, real loads, and the doctor's verdict on each.
+
+The package and blob are built here with the test torch (cached per torch release under the test
+envs folder: a build takes about a minute on two cores) and loaded for real, by this torch and by
+the older releases of the heavy venvs, before the doctor's verdict is compared with what happened.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ENVS, run_cli, run_json, venv_python
+
+from inductor_doctor.artifact import kind_of, read_artifact
+from inductor_doctor.artifact.elf import fatbin_archs
+from inductor_doctor.artifact.host import HostView
+from inductor_doctor.check.artifacts import judge, row_ids
+from inductor_doctor.core.model import Status
+from inductor_doctor.kb.artifact_gpu_arch_missing import runs_on
+
+HERE = Path(__file__).resolve().parents[1]  # tests/
+BUILD = HERE / "data" / "artifacts" / "build.py"
+
+
+def _torch_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("torch")
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+@pytest.fixture(scope="session")
+def built() -> Path:
+    """model.pt2, cache.bin and inductor-cache/ built by this torch, once per torch release."""
+    version = _torch_version()
+    if not version:
+        pytest.skip("torch is not installed for the test interpreter")
+    out = ENVS / "artifacts" / f"{version}-2"  # -2: with_inputs.pt2 added
+    if not (out / ".ready").exists():
+        shutil.rmtree(out, ignore_errors=True)
+        proc = subprocess.run([sys.executable, str(BUILD), str(out)], capture_output=True, text=True,
+                              timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        (out / ".ready").touch()
+    return out
+
+
+# --- fast: the readers and the rules on facts ----------------------------------------------------------
+
+
+def _fatbin(entries) -> bytes:
+    import struct
+
+    body = b""
+    for kind, arch, payload in entries:
+        head = struct.pack("<HHIQII", kind, 0x101, 64, len(payload), 0, 0) + struct.pack("<HHI", 0, 0, arch)
+        head += b"\0" * (64 - len(head))
+        body += head + payload
+    return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
+
+
+def test_fatbin_headers_name_the_cubin_and_ptx_architectures():
+    import io
+
+    data = _fatbin([(2, 80, b"\x7fELF" + b"x" * 60), (2, 90, b"y" * 128), (1, 90, b"ptx" * 10)])
+    assert fatbin_archs(io.BytesIO(data), len(data)) == (["sm_80", "sm_90"], ["compute_90"])
+
+
+@pytest.mark.parametrize("arch,gpu,runs", [
+    ("sm_80", (8, 6), True), ("sm_86", (8, 0), False), ("sm_80", (9, 0), False), ("compute_80", (9, 0), True),
+    ("sm_90a", (9, 0), True), ("sm_90a", (10, 0), False), ("compute_90", (8, 9), False),
+])
+def test_which_gpu_code_runs_where(arch, gpu, runs):
+    assert runs_on(arch, *gpu) is runs
+
+
+def test_row_ids_are_ids():
+    class A:
+        def __init__(self, name):
+            self.name = name
+
+    assert row_ids([A("Model v2.pt2"), A("model v2.pt2"), A("cache")]) == [
+        "artifact.model-v2.pt2", "artifact.model-v2.pt2-2", "artifact.cache"]
+
+
+def test_not_an_artifact_is_a_usage_error(tmp_path):
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("hello, this is not a package\n")
+    assert kind_of(str(bogus)) == "unknown"
+    proc = run_cli(["plan", "--artifact", str(bogus)])
+    assert proc.returncode == 2, proc.stderr
+    assert "not an artifact" in proc.stderr and "Traceback" not in proc.stderr
+    proc = run_cli(["plan", "--artifact", str(tmp_path / "missing.pt2")])
+    assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+
+
+ARTIFACT_IDS = {"artifact-torch-mismatch", "artifact-glibcxx-too-old", "artifact-cpu-isa-missing",
+                "artifact-gpu-arch-missing", "artifact-cache-foreign"}
+
+
+def test_a_check_or_plan_without_an_artifact_has_no_artifact_rows():
+    """The artifact issues are asked of artifacts, one row per artifact: a plain check or plan makes
+    no not-applicable row for them, and `--only` naming them alone says to pass `--artifact`."""
+    check = run_json(["check", "--static"])
+    assert not {r["id"] for r in check["results"]} & ARTIFACT_IDS, check["results"]
+    plan = run_json(["plan", "torch==2.5.1", "triton==3.1.0"])
+    assert not {r["id"] for r in plan["results"]} & ARTIFACT_IDS
+    proc = run_cli(["check", "--static", "--only", "artifact-cpu-isa-missing"])
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "concerns compiled artifacts only" in proc.stderr and "--artifact PATH" in proc.stderr
+def _glibcxx_cache(root: Path) -> Path:
+    """An Inductor-style cache whose kernel needs GLIBCXX_3.4.32, which GCC 13.2 introduced: linked
+    against a stub libstdc++.so.6 that defines that version (the system's, GCC 12's, stops at 3.4.30)."""
+    stub, cache = root / "stub", root / "cache" / "ab"
+    stub.mkdir(parents=True)
+    cache.mkdir(parents=True)
+    (root / "stub.c").write_text("void glibcxx_3432_probe(void) {}\n")
+    (root / "v.map").write_text("GLIBCXX_3.4.32 { global: glibcxx_3432_probe; local: *; };\n")
+    (root / "kernel.c").write_text("extern void glibcxx_3432_probe(void);\n"
+                                   "void kernel(void) { glibcxx_3432_probe(); }\n")
+    cc = shutil.which("gcc") or pytest.skip("no gcc")
+    script = f"-Wl,--version-script={root / 'v.map'}"
+    subprocess.run([cc, "-shared", "-fPIC", "-Wl,-soname,libstdc++.so.6", script,
+                    "-o", str(stub / "libstdc++.so.6"), str(root / "stub.c")], check=True)
+    (stub / "libstdc++.so").symlink_to("libstdc++.so.6")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(cache / "cabkernel.so"), str(root / "kernel.c"),
+                    f"-L{stub}", "-lstdc++"], check=True)
+    return root / "cache"
+
+
+def test_cache_kernel_needing_a_newer_glibcxx_is_read(tmp_path):
+    art = read_artifact(str(_glibcxx_cache(tmp_path)))
+    assert art.kind == "cache-dir" and art.newest("glibcxx") == "3.4.32"
+    j = judge(art, HostView(torch_version="2.13.0", glibcxx="3.4.30", glibc="2.36", cxxabi="1.3.13"))
+    assert j.decided.status is Status.AFFECTED and j.issue.id == "artifact-glibcxx-too-old"
+    assert "GLIBCXX_3.4.32" in j.decided.reason
+    data = run_json(["check", "--static", "--only", "artifact-glibcxx-too-old", "--artifact",
+                     str(tmp_path / "cache")])
+    from inductor_doctor.schemas import validate
+
+    validate("check", data)
+    row = next(r for r in data["results"] if r["id"] == "artifact.cache")
+    assert row["status"] == "affected" and row["issue"] == "artifact-glibcxx-too-old", row
+
+
+@pytest.mark.slow
+def test_cache_kernel_needing_a_newer_glibcxx_fails_to_load_and_is_affected(tmp_path):
+    """The loader's own refusal first, then the doctor's verdict on the same cache."""
+    cache = _glibcxx_cache(tmp_path)
+    real = subprocess.run([sys.executable, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])",
+                           str(cache / "ab" / "cabkernel.so")], capture_output=True, text=True)
+    assert "version `GLIBCXX_3.4.32' not found (required by" in real.stderr, real.stderr
+    data = run_json(["check", "--only", "artifact-glibcxx-too-old", "--no-cache", "--artifact", str(cache)],
+                    timeout=600)
+    row = next(r for r in data["results"] if r["id"] == "artifact.cache")
+    assert row["status"] == "affected" and row["basis"] == "canary", row
+    assert row["issue"] == "artifact-glibcxx-too-old" and "GLIBCXX_3.4.32" in row["reason"]
+    assert any("needs GLIBCXX_3.4.32" in e for e in row["evidence"]), row["evidence"]
+
+
+FP16_KERNEL = """
+#include <immintrin.h>
+volatile float src = 1.0f;
+volatile float sink;
+__attribute__((constructor)) static void kernel_init(void) {
+    __m512h a = _mm512_set1_ph((_Float16)src);
+    sink = (float)_mm512_cvtsh_h(_mm512_add_ph(a, a));
+}
+"""
+
+
+def _has_flag(flag: str) -> bool:
+    from inductor_doctor.artifact.host import cpu_flags
+
+    return flag in (cpu_flags() or [])
+
+
+def _swap_model_so(package: Path, so: Path, out: Path) -> Path:
+    """A copy of a real package whose model .so is `so`: what the package loader extracts and dlopens."""
+    import zipfile
+
+    with zipfile.ZipFile(package) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for info in src.infolist():
+            data = so.read_bytes() if info.filename.endswith(".wrapper.so") else src.read(info)
+            dst.writestr(info, data)
+    return out
+
+
+def _load_package(path: Path) -> subprocess.CompletedProcess:
+    code = "import sys, torch._inductor\ntorch._inductor.aoti_load_package(sys.argv[1])\n"
+    return subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.slow
+def test_package_built_with_an_isa_this_cpu_lacks_dies_and_is_affected(built, tmp_path):
+    """A package whose model .so was compiled with -mavx512fp16 (which this host's CPU may lack): the
+    load dies with SIGILL for real; the static rule says likely from the -m flags, the canary affected."""
+    if _has_flag("avx512_fp16"):
+        pytest.skip("this CPU has AVX512-FP16: nothing to lack")
+    cc = shutil.which("gcc") or pytest.skip("no gcc")
+    (tmp_path / "fp16.c").write_text(FP16_KERNEL)
+    so = tmp_path / "model.wrapper.so"
+    subprocess.run([cc, "-g", "-O1", "-mavx512f", "-mavx512fp16", "-shared", "-fPIC", "-o", str(so),
+                    str(tmp_path / "fp16.c")], check=True)
+    package = _swap_model_so(built / "model.pt2", so, tmp_path / "fp16.pt2")
+    real = _load_package(package)
+    assert real.returncode == -4, (real.returncode, real.stderr[-2000:])  # SIGILL
+    data = run_json(["check", "--only", "artifact-cpu-isa-missing", "--no-cache", "--artifact", str(package)],
+                    timeout=600)
+    row = next(r for r in data["results"] if r["id"] == "artifact.fp16.pt2")
+    assert row["status"] == "affected" and row["basis"] == "canary" and "SIGILL" in row["reason"], row
+    assert row["issue"] == "artifact-cpu-isa-missing"
+    assert any("avx512_fp16" in e and "likely" in e for e in row["evidence"]), row["evidence"]
+    static = run_json(["check", "--static", "--only", "artifact-cpu-isa-missing", "--artifact", str(package)])
+    row = next(r for r in static["results"] if r["id"] == "artifact.fp16.pt2")
+    assert row["status"] == "likely" and "avx512_fp16" in row["reason"], row
+
+
+@pytest.mark.slow
+def test_package_needing_a_newer_glibcxx_fails_to_load_and_is_affected(built, tmp_path):
+    cache = _glibcxx_cache(tmp_path)
+    package = _swap_model_so(built / "model.pt2", cache / "ab" / "cabkernel.so", tmp_path / "gcc13.pt2")
+    real = _load_package(package)
+    assert "version `GLIBCXX_3.4.32' not found (required by" in real.stderr, real.stderr[-2000:]
+    data = run_json(["check", "--only", "artifact-glibcxx-too-old", "--no-cache", "--artifact", str(package)],
+                    timeout=600)
+    row = next(r for r in data["results"] if r["id"] == "artifact.gcc13.pt2")
+    assert row["status"] == "affected" and row["basis"] == "canary", row
+    assert row["issue"] == "artifact-glibcxx-too-old" and "GLIBCXX_3.4.32" in row["reason"]
+
+
+# --- slow: artifacts built by the test torch -----------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_package_facts_are_read_from_the_package(built):
+    art = read_artifact(str(built / "model.pt2"))
+    assert art.kind == "pt2" and art.error is None and art.device == "cpu"
+    assert art.cpu_isa and art.metadata["AOTI_DEVICE_KEY"] == "cpu"
+    so = [o for o in art.objects if o.kind == "so"]
+    assert so and so[0].glibcxx and so[0].glibc and "libtorch_cpu.so" in so[0].needed
+    assert any(s.startswith("aoti_torch_") for s in so[0].torch_symbols)
+
+
+@pytest.mark.slow
+def test_blob_records_the_torch_that_wrote_it(built):
+    art = read_artifact(str(built / "cache.bin"))
+    assert art.kind == "cache-blob" and art.torch_version == _torch_version()
+    assert art.entries.get("inductor") and art.torch_git
+
+
+@pytest.mark.slow
+def test_glibcxx_older_than_the_package_needs_is_affected(built):
+    """A fake libstdc++ fact one version below the package's need (the brief's fake-fact route)."""
+    art = read_artifact(str(built / "model.pt2"))
+    need = art.newest("glibcxx")
+    older = ".".join(need.split(".")[:2] + [str(int(need.split(".")[2]) - 1)])
+    host = HostView(torch_version=_torch_version(), glibcxx=older, glibc="2.99", cxxabi="1.3.99",
+                    cpu_flags=None, what="this host")
+    j = judge(art, host)
+    assert j.decided.status is Status.AFFECTED and j.issue.id == "artifact-glibcxx-too-old"
+    assert f"GLIBCXX_{need}" in j.decided.reason
+
+
+@pytest.mark.slow
+def test_cpu_without_the_packages_vector_isa_is_affected(built):
+    """The package's AOTI_CPU_ISA against a CPU that has AVX2 but no AVX-512 (the flags of a Zen 3)."""
+    art = read_artifact(str(built / "model.pt2"))
+    if "AVX512" not in (art.cpu_isa or ""):
+        pytest.skip(f"built for {art.cpu_isa}: this host has no AVX-512 to take away")
+    zen3 = "fpu sse sse2 pni ssse3 sse4_1 sse4_2 popcnt avx avx2 fma f16c bmi1 bmi2 abm movbe aes".split()
+    j = judge(art, HostView(torch_version=_torch_version(), cpu_flags=zen3))
+    assert j.decided.status is Status.AFFECTED and j.issue.id == "artifact-cpu-isa-missing"
+    assert "avx512f" in j.decided.reason and "SIGILL" in j.decided.reason
+
+
+@pytest.mark.slow
+def test_check_here_loads_them_ok(built):
+    data = run_json(["check", "--only", "artifact-torch-mismatch", "--artifact", str(built / "model.pt2"),
+                     "--artifact", str(built / "cache.bin"), "--no-cache"], timeout=900)
+    rows = {r["id"]: r for r in data["results"] if r["id"].startswith("artifact.")}
+    assert set(rows) == {"artifact.model.pt2", "artifact.cache.bin"}
+    pt2, blob = rows["artifact.model.pt2"], rows["artifact.cache.bin"]
+    assert pt2["status"] == "ok" and pt2["device"] == "cpu", pt2
+    assert "exports all" in pt2["reason"] and any(e.startswith("built: pt2") for e in pt2["evidence"])
+    assert blob["status"] == "ok" and blob["basis"] == "canary", blob
+    assert "loaded the blob" in blob["reason"]
+
+
+@pytest.mark.slow
+def test_blob_from_another_torch_build_will_be_missed(built):
+    """The blob's own torch against another release and another build of it: a recompile, said so."""
+    art = read_artifact(str(built / "cache.bin"))
+    j = judge(art, HostView(torch_version="2.12.0+cpu", torch_git="0" * 40, cpu_flags=None))
+    assert j.decided.status is Status.LIKELY and j.issue.id == "artifact-cache-foreign", j.decided
+    assert "every entry will be missed" in j.decided.reason and j.issue.severity.value == "warning"
+    j = judge(art, HostView(torch_version=art.torch_version, torch_git="0" * 40))
+    assert j.decided.status is Status.LIKELY and "another build" in j.decided.reason
+    j = judge(art, HostView(torch_version=art.torch_version, torch_git=art.torch_git))
+    assert j.decided.status is Status.OK, j.decided
+
+
+@pytest.mark.slow
+def test_package_with_example_inputs_is_run_by_the_canary(built):
+    """ok earned by running: the package's recorded example inputs go through the loaded model."""
+    package = built / "with_inputs.pt2"
+    if not package.exists():
+        pytest.skip("this torch cannot package an exported program beside its compiled model")
+    assert read_artifact(str(package)).example_inputs
+    data = run_json(["check", "--only", "artifact-torch-mismatch", "--no-cache", "--artifact", str(package)],
+                    timeout=900)
+    row = next(r for r in data["results"] if r["id"] == "artifact.with-inputs.pt2")
+    assert row["status"] == "ok" and row["basis"] == "canary", row
+    assert "ran model model on its example inputs" in row["reason"], row
+
+
+@pytest.mark.slow
+def test_plan_refuses_a_torch_that_cannot_read_the_blob(built):
+    data = run_json(["plan", "torch==2.6.0", "--artifact", str(built / "cache.bin")])
+    row = next(r for r in data["results"] if r["id"] == "artifact.cache.bin")
+    assert row["status"] == "likely" and row["issue"] == "artifact-torch-mismatch", row
+    assert "load_cache_artifacts" in row["reason"]
+
+
+# --- envs: loaded by another torch release, for real, then by the doctor -----------------------------
+
+
+def _load(python: str, path: Path, kind: str) -> subprocess.CompletedProcess:
+    code = ("import sys, torch, torch._inductor\n"
+            "p = sys.argv[1]\n"
+            "if sys.argv[2] == 'pt2':\n    torch._inductor.aoti_load_package(p)\n"
+            "else:\n    torch.compiler.load_cache_artifacts(open(p, 'rb').read())\n")
+    return subprocess.run([python, "-c", code, str(path), kind], capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+@pytest.mark.envs
+@pytest.mark.parametrize("env,pt2_error", [
+    ("xla-2.5.1", "has no attribute 'aoti_load_package'"),
+    ("xla-2.6.0", "No AOTInductor generate cpp file or so file found in zip archive"),
+])
+def test_another_torch_cannot_load_them(built, env, pt2_error):
+    python = venv_python(env)
+    real = _load(python, built / "model.pt2", "pt2")
+    assert real.returncode != 0 and pt2_error in real.stderr, real.stderr[-2000:]
+    real_blob = _load(python, built / "cache.bin", "blob")
+    assert real_blob.returncode != 0 and "load_cache_artifacts" in real_blob.stderr
+    data = run_json(["check", "--python", python, "--only", "artifact-torch-mismatch", "--no-cache",
+                     "--artifact", str(built / "model.pt2"), "--artifact", str(built / "cache.bin")],
+                    timeout=900)
+    rows = {r["id"]: r for r in data["results"]}
+    pt2, blob = rows["artifact.model.pt2"], rows["artifact.cache.bin"]
+    assert pt2["status"] == "affected" and pt2["basis"] == "canary" and pt2_error in pt2["reason"], pt2
+    assert pt2["issue"] == "artifact-torch-mismatch"
+    assert any("does not export" in e for e in pt2["evidence"]), pt2["evidence"]  # the static rule too
+    assert blob["status"] == "affected" and blob["issue"] == "artifact-torch-mismatch", blob
+    static = run_json(["check", "--static", "--python", python, "--only", "artifact-torch-mismatch",
+                       "--artifact", str(built / "model.pt2")], timeout=600)
+    row = next(r for r in static["results"] if r["id"] == "artifact.model.pt2")
+    assert row["status"] == "affected" and "undefined symbol" in row["reason"], row
+
