@@ -56,8 +56,8 @@ def main() -> None:
         req.write_text(REQUIREMENTS)
         (Path(tmp) / "base.txt").write_text(BASE)
 
+        from inductor_doctor.commands.plan import run_plan
         from inductor_doctor.kb import registry
-        from inductor_doctor.plan.command import run_plan
         from inductor_doctor.plan.resolve import PlanRequest
 
         request = PlanRequest(

@@ -11,9 +11,9 @@ __all__ = ["__version__", "preflight", "Verdict"]
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
     """`inductor_doctor.preflight` and its `Verdict`, loaded on first use: `import inductor_doctor`
-    stays free of the check machinery (inductor_doctor/gate.py)."""
+    stays free of the check machinery (inductor_doctor/commands/preflight.py)."""
     if name in ("preflight", "Verdict"):
-        from inductor_doctor import gate
+        from inductor_doctor.commands import preflight
 
-        return getattr(gate, name)
+        return getattr(preflight, name)
     raise AttributeError(f"module 'inductor_doctor' has no attribute {name!r}")

@@ -19,12 +19,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["run"]:  # wraps the user's command: started without click (run/entry.py)
         try:
-            from inductor_doctor.run.entry import parse_fast
+            from inductor_doctor._run import parse_fast
         except BaseException:  # noqa: BLE001 - the full command line below says what broke
             parse_fast = None  # type: ignore[assignment]
         request = parse_fast(args[1:]) if parse_fast is not None else None
         if request is not None:
-            from inductor_doctor.run.entry import execute
+            from inductor_doctor._run import execute
             from inductor_doctor.run.process import reraise
 
             completed, document, trouble = execute(request)

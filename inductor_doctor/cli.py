@@ -218,7 +218,7 @@ def app(ctx: Any) -> None:
 @output_option()
 def probe(live: bool, fmt: str, python: Optional[str], output: Optional[Path]) -> int:
     """The toolchain report alone: Python, glibc, torch, Triton, CUDA, GPUs, compilers, torch_xla, ABI."""
-    from inductor_doctor.probe.command import probe_report
+    from inductor_doctor.commands.probe import probe_report
 
     return deliver(probe_report(python=python, live=live), fmt, output)
 
@@ -256,20 +256,20 @@ def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep
           config: Optional[Path], redact: Optional[bool], show_all: bool, quiet: bool,
           distributed: bool, artifacts: Sequence[str]) -> int:
     """Probe, then check every known issue (static rules and canaries) on every device: the matrix."""
-    from inductor_doctor.check.command import CheckRequest
+    from inductor_doctor.commands.check import CheckRequest
 
     request = CheckRequest(python=python, static=static, deep=deep, timeout_s=timeout, jobs=jobs,
                            only=split_ids(only), skip=split_ids(skip), use_cache=not no_cache,
                            suppress=split_ids(suppress), config=config, artifacts=list(artifacts))
     policy = (FailOn(fail_on), fail_on_warnings)
     if distributed:
-        from inductor_doctor.fleet.rank import run_rank
+        from inductor_doctor.commands.distributed import run_rank
 
         outcome = run_rank(request)
         if outcome.document is None:  # ranks other than 0 hand their report over and say nothing
             return outcome.exit_code
         return deliver(outcome.document, fmt, output, redact, policy)
-    from inductor_doctor.check.command import run_check
+    from inductor_doctor.commands.check import run_check
     from inductor_doctor.render.progress import progress_display
 
     with progress_display(enabled=not quiet) as progress:
@@ -290,8 +290,8 @@ def report(log: Optional[str], static: bool, fmt: str, python: Optional[str], ou
            no_redact: bool, quiet: bool) -> int:
     """What a bug report needs, in one collapsible Markdown block: torch's collect_env (every field),
     the compile-stack facts, the known-issue verdicts, and with --log the failing log's triage."""
+    from inductor_doctor.commands.report import build_report
     from inductor_doctor.render.progress import progress_display
-    from inductor_doctor.report.command import build_report
 
     with progress_display(enabled=not quiet) as progress:
         document = build_report(python=python, log=log, static=static, progress=progress)
@@ -316,7 +316,7 @@ def fix(as_shell: bool, as_dockerfile: bool, fmt: str, no_verify: bool, python: 
     is advice. Never changes the system: eval "$(inductor-doctor fix --shell)" is yours to run."""
     if as_shell and as_dockerfile:
         raise UsageError("fix takes --shell or --dockerfile, not both")
-    from inductor_doctor.fix.command import build_fix
+    from inductor_doctor.commands.fix import build_fix
     from inductor_doctor.render.progress import progress_display
 
     with progress_display(enabled=not quiet) as progress:
@@ -344,7 +344,7 @@ def explain(issue: Optional[str], log: Optional[str], full: bool, fmt: str, conf
     if log is not None:
         if issue:
             raise UsageError(f"explain takes ISSUE or --log, not both (got {issue!r} and --log {log})")
-        from inductor_doctor.triage.command import triage
+        from inductor_doctor.commands.triage import triage
 
         return deliver(triage(log, confirm=confirm, python=python, match_at=match_at), fmt, None)
     if not issue:
@@ -352,7 +352,7 @@ def explain(issue: Optional[str], log: Optional[str], full: bool, fmt: str, conf
                          "(see `inductor-doctor list`)")
     if confirm:
         raise UsageError("--check goes with --log (to confirm a triage on this machine)")
-    from inductor_doctor.explain import issue_page
+    from inductor_doctor.commands.explain import issue_page
 
     return deliver(issue_page(issue, python=python), fmt, None, full=full)
 
@@ -361,7 +361,7 @@ def explain(issue: Optional[str], log: Optional[str], full: bool, fmt: str, conf
 @format_option(("text", "json"))
 def list_(fmt: str) -> int:
     """Every known issue: id, devices, severity, title."""
-    from inductor_doctor.explain import issue_list
+    from inductor_doctor.commands.explain import issue_list
 
     return deliver(issue_list(), fmt, None)
 
@@ -402,7 +402,7 @@ def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str],
     from inductor_doctor.core.model import UsageError
 
     if suggest:
-        from inductor_doctor.plan.suggest_command import SuggestRequest, run_suggest
+        from inductor_doctor.commands.suggest import SuggestRequest, run_suggest
 
         if specs or artifacts:
             raise UsageError("plan --suggest takes no SPEC or --artifact: put constraints in a requirements "
@@ -417,7 +417,7 @@ def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str],
         raise UsageError("--verify, --keep and --xla go with --suggest")
     if len(gpu) > 1:
         raise UsageError("plan takes one --gpu (plan --suggest takes several)")
-    from inductor_doctor.plan.command import run_plan
+    from inductor_doctor.commands.plan import run_plan
     from inductor_doctor.plan.resolve import PlanRequest
 
     request = PlanRequest(specs=list(specs), requirement_files=list(requirements), cxx=cxx, cxxflags=cxxflags,
@@ -437,7 +437,7 @@ def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str],
 def merge(reports: Sequence[Path], fmt: str, fail_on: str, fail_on_warnings: bool, output: Optional[Path],
           redact: Optional[bool], show_all: bool) -> int:
     """Fleet view: many `check --format json` reports (hosts, ranks, GPUs) in one matrix."""
-    from inductor_doctor.fleet.command import merge_reports
+    from inductor_doctor.commands.merge import merge_reports
 
     return deliver(merge_reports(list(reports)), fmt, output, redact, (FailOn(fail_on), fail_on_warnings),
                    show_all=show_all)
@@ -463,7 +463,7 @@ def run(report: Optional[str], timeout: Optional[float], output: Optional[str], 
     passed on. If it fails, its output is triaged and, after it, the doctor prints (on stderr) the known
     issue it matches and how sure, that issue's checks run here now, and the workaround; or that no
     known issue matched, and the `why` command to run next. While CMD succeeds the doctor adds nothing."""
-    from inductor_doctor.run.entry import RunRequest, execute
+    from inductor_doctor._run import RunRequest, execute
     from inductor_doctor.run.process import reraise
 
     request = RunRequest(list(cmd), report, timeout, output, not no_check)
@@ -525,8 +525,8 @@ def why(run_all: bool, jobs: Optional[int], timeout: Optional[float], report: Op
     workarounds, each group of your TORCHINDUCTOR_/TRITON_/TORCH_/compiler settings removed,
     torch.compile disabled, compile workers off, each other C++ compiler here, and the backend stepped
     down to "eager" and "aot_eager"; say which one flips it. Nothing of yours is changed."""
-    from inductor_doctor.why.command import WhyRequest
-    from inductor_doctor.why.command import why as run_why
+    from inductor_doctor.commands.why import WhyRequest
+    from inductor_doctor.commands.why import why as run_why
 
     def say(message: str) -> None:
         if not quiet:
@@ -552,7 +552,7 @@ def hook(install_pth: bool, remove_pth: bool, python: Optional[str], fmt: str) -
     """The exception hook (inductor_doctor.hook.install()) for every program of an environment: a
     compile-stack exception carries the doctor's triage as a note. With neither option, says whether
     it is installed. `pip install` never installs it; this is the only way in."""
-    from inductor_doctor.hook.pth import hook_pth
+    from inductor_doctor.commands.hook import hook_pth
 
     return deliver(hook_pth(python, install_pth, remove_pth), fmt, None)
 

@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
-from inductor_doctor.check.verdict import CanaryOutcome, Verdict, decide
+from inductor_doctor.check.verdict import CanaryOutcome, Decision, decide
 from inductor_doctor.core.facts import Facts
 from inductor_doctor.core.model import (
     Basis,
@@ -99,7 +99,7 @@ def advice(issue: KnownIssue, facts: Facts) -> Tuple[Workaround, ...]:
         return issue.workarounds
 
 
-def _finding(issue: KnownIssue, device: str, verdict: Verdict, duration_s: float = 0.0,
+def _finding(issue: KnownIssue, device: str, verdict: Decision, duration_s: float = 0.0,
              workarounds: Optional[Tuple[Workaround, ...]] = None) -> Finding:
     reason = verdict.reason.strip()
     return Finding(
@@ -269,7 +269,7 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
 # --- 3. decide --------------------------------------------------------------------------------------
 
 
-def decide_cell(cell: Cell, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Verdict:
+def decide_cell(cell: Cell, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
     outcome: Optional[CanaryOutcome] = None
     if canary_run is not None and cell.job is not None:
         outcome = canary_outcome(cell.issue, canary_run)

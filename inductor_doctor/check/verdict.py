@@ -41,7 +41,10 @@ class CanaryOutcome:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Decision:
+    """One cell of the matrix as the verdict table decides it: its status, what it rests on, and why.
+    (`inductor_doctor.Verdict` is preflight's answer for a device: the one public `Verdict`.)"""
+
     status: Status
     basis: Basis
     reason: str
@@ -69,15 +72,15 @@ def decide(
     canary: Optional[CanaryOutcome],
     not_run: str = "no static rule applies",
     kinds: str = "",
-) -> Verdict:
+) -> Decision:
     """The verdict for one issue on one device. `not_run` says why no canary ran, where none did."""
     if not device_present or canary is None:
         if rule is None:
             if not device_present:
-                return Verdict(Status.NOT_APPLICABLE, Basis.STATIC, f"no {kinds or 'such'} device here")
-            return Verdict(Status.INCONCLUSIVE, Basis.STATIC, f"not checked: {not_run}")
+                return Decision(Status.NOT_APPLICABLE, Basis.STATIC, f"no {kinds or 'such'} device here")
+            return Decision(Status.INCONCLUSIVE, Basis.STATIC, f"not checked: {not_run}")
         status, basis = predicted(rule)
-        return Verdict(status, basis, rule.reason)
+        return Decision(status, basis, rule.reason)
 
     if canary.status is Status.AFFECTED:
         # The canary shows the upstream symptom; a rule that predicted it read the cause (what CXX
@@ -85,8 +88,8 @@ def decide(
         if _predicts_bug(rule) and rule is not None and rule.reason and rule.reason not in canary.reason:
             said = canary.reason.split(": ", 1)[-1]
             tail = "the canary reproduced it" if said and said in rule.reason else canary.reason
-            return Verdict(Status.AFFECTED, Basis.CANARY, f"{rule.reason}; {tail}", canary.evidence)
-        return Verdict(Status.AFFECTED, Basis.CANARY, canary.reason, canary.evidence)
+            return Decision(Status.AFFECTED, Basis.CANARY, f"{rule.reason}; {tail}", canary.evidence)
+        return Decision(Status.AFFECTED, Basis.CANARY, canary.reason, canary.evidence)
 
     if canary.status is Status.OK and not canary.partial and canary.proof is None:
         canary = CanaryOutcome(Status.INCONCLUSIVE, canary.reason, canary.evidence)
@@ -94,28 +97,30 @@ def decide(
     if canary.status is Status.OK and not canary.partial:
         if _conclusive_affected(rule):
             assert rule is not None
-            return Verdict(Status.INCONCLUSIVE, Basis.STATIC,
+            return Decision(Status.INCONCLUSIVE, Basis.STATIC,
                            f"{rule.reason}; yet the canary ran clean: {canary.reason}")
         if _predicts_bug(rule):
             assert rule is not None
-            return Verdict(Status.OK, Basis.CANARY,
+            return Decision(Status.OK, Basis.CANARY,
                            f"{canary.reason}; the prediction did not hold here ({rule.reason})")
-        return Verdict(Status.OK, Basis.CANARY, canary.reason)
+        return Decision(Status.OK, Basis.CANARY, canary.reason)
 
     if canary.status is Status.OK:  # partial: the part it could run was clean
         if rule is None:
-            return Verdict(Status.OK, Basis.CANARY, canary.reason)
+            return Decision(Status.OK, Basis.CANARY, canary.reason)
         status, basis = predicted(rule)
-        return Verdict(status, basis, f"{rule.reason}; the canary could run only part of it: {canary.reason}")
+        return Decision(status, basis,
+                        f"{rule.reason}; the canary could run only part of it: {canary.reason}")
 
     if canary.status is Status.NOT_APPLICABLE:
         if rule is None:
-            return Verdict(Status.NOT_APPLICABLE, Basis.CANARY, canary.reason)
+            return Decision(Status.NOT_APPLICABLE, Basis.CANARY, canary.reason)
         status, basis = predicted(rule)
-        return Verdict(status, basis, f"{rule.reason}; canary: {canary.reason}")
+        return Decision(status, basis, f"{rule.reason}; canary: {canary.reason}")
 
     # inconclusive: it failed in another way, timed out, or could not run
     if rule is not None and predicted(rule)[0] in (Status.AFFECTED, Status.LIKELY):
         status, basis = predicted(rule)
-        return Verdict(status, basis, f"{rule.reason}; canary inconclusive: {canary.reason}", canary.evidence)
-    return Verdict(Status.INCONCLUSIVE, Basis.CANARY, canary.reason, canary.evidence)
+        return Decision(status, basis, f"{rule.reason}; canary inconclusive: {canary.reason}",
+                        canary.evidence)
+    return Decision(Status.INCONCLUSIVE, Basis.CANARY, canary.reason, canary.evidence)

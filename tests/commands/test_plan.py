@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from inductor_doctor.commands.plan import run_plan
 from inductor_doctor.core.model import (
     DeviceKind,
     KnownIssue,
@@ -27,7 +28,6 @@ from inductor_doctor.core.model import (
 )
 from inductor_doctor.core.releases import RELEASES
 from inductor_doctor.kb import Registry
-from inductor_doctor.plan.command import run_plan
 from inductor_doctor.plan.resolve import PlanRequest, build_input, parse_compiler, parse_gpu
 
 

@@ -17,9 +17,9 @@ from typing import Dict
 import pytest
 from conftest import run_cli
 
+from inductor_doctor.commands.plan import run_plan
 from inductor_doctor.core.model import Status
 from inductor_doctor.kb import registry
-from inductor_doctor.plan.command import run_plan
 from inductor_doctor.plan.resolve import PlanRequest
 from inductor_doctor.schemas import validate
 

@@ -179,7 +179,7 @@ def _gpu_environment(**cuda):
 def test_absent_names_out_of_range_hidden_and_missing_driver():
     """What the GPU host's states give the probe (tests/gpu_states.sh runs them for real): the
     reason preflight gives for each way a GPU can be missing."""
-    from inductor_doctor.gate import absent, decide
+    from inductor_doctor.commands.preflight import absent, decide
 
     one_gpu = _gpu_environment(gpus=[{"index": 0}], visible_count=1)
     assert absent("cuda:0", one_gpu) is None

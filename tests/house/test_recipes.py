@@ -1,7 +1,8 @@
-"""The three recipes of docs/architecture.md, followed for real on a copy of the package.
+"""The recipes of docs/architecture.md, followed for real on a copy of the package.
 
-A known issue is one module and one page, and nothing else; a command is a document, its schema and
-its renderer; a format is a renderer module and a line in `RENDERERS`. Each is done here exactly as
+A known issue is one module and one page, and nothing else; a command is one module in `commands/`,
+its document's schema, its renderer and its click command; a format is a renderer module and a line
+in `RENDERERS`. Each is done here exactly as
 the page says, on a copy of the package, and the CLI of that copy is asked whether it worked.
 """
 
@@ -100,9 +101,92 @@ def test_recipe_1_a_known_issue_is_one_module_and_one_page(copy: Path):
     assert triaged["results"][0]["id"] == "recipe-example"
 
 
-def test_recipe_2_every_command_has_a_document_schema_and_renderer():
-    """What recipe 2 asks of a command, checked for the ones that exist."""
-    documents = {"check", "plan", "probe", "list", "explain", "triage", "merge", "report", "fix"}
+COMMAND_MODULE = '''"""`inductor-doctor count`: how many known issues there are (the recipe\'s example)."""
+
+from dataclasses import dataclass
+from typing import Any, Dict
+
+from inductor_doctor.kb import registry
+
+
+@dataclass
+class Count:
+    issues: int
+    command = "count"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"schema": "inductor-doctor/count/v1", "issues": self.issues}
+
+
+def count_issues() -> Count:
+    return Count(len(registry()))
+'''
+
+COMMAND_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://inductor-doctor.invalid/schemas/count.schema.json",
+    "type": "object",
+    "required": ["schema", "issues"],
+    "properties": {"schema": {"const": "inductor-doctor/count/v1"}, "issues": {"type": "integer"}},
+    "additionalProperties": False,
+}
+
+COMMAND_CLI = '''
+@app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="How many known issues there are.")
+@format_option(("text", "json"))
+@output_option()
+def count(fmt: str, output: Optional[Path]) -> int:
+    """How many known issues the doctor knows."""
+    from inductor_doctor.commands.count import count_issues
+
+    return deliver(count_issues(), fmt, output)
+
+'''
+
+
+def test_recipe_2_a_command_is_a_module_a_schema_a_renderer_and_a_click_command(copy: Path):
+    package = copy / "inductor_doctor"
+    (package / "commands" / "count.py").write_text(COMMAND_MODULE)
+    (package / "schemas" / "count.schema.json").write_text(json.dumps(COMMAND_SCHEMA, indent=2))
+    (package / "render" / "count_text.py").write_text(
+        '"""`count` as text."""\n\n\ndef render(data, **_):\n    return f"{data[\'issues\']} known issues\\n"\n')
+    init = (package / "render" / "__init__.py").read_text()
+    (package / "render" / "__init__.py").write_text(
+        init.replace('    ("list", "text"): "list_text",', '    ("list", "text"): "list_text",\n'
+                     '    ("count", "text"): "count_text",'))
+    cli = package / "cli.py"
+    text = cli.read_text()
+    marker = '@app.command(name="list"'
+    cli.write_text(text.replace(marker, COMMAND_CLI.lstrip("\n") + marker, 1))
+
+    shown = doctor(copy, ["count"], NO_COLOR="1")
+    assert shown.returncode == 0, shown.stderr
+    number = int(shown.stdout.split()[0])
+    as_json = doctor(copy, ["count", "--format", "json"])
+    data = json.loads(as_json.stdout)
+    assert data == {"schema": "inductor-doctor/count/v1", "issues": number} and number > 30
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.validate(data, COMMAND_SCHEMA)
+    env = doctor(copy, ["count"], INDUCTOR_DOCTOR_FORMAT="json")  # every option reads its variable
+    assert json.loads(env.stdout)["issues"] == number
+    assert "How many known issues" in doctor(copy, ["--help"]).stdout
+
+
+def test_recipe_2_every_command_has_one_module_a_schema_and_a_renderer():
+    """What recipe 2 asks of a command, checked for the ones that exist: one module in `commands/`,
+    a schema for its document, and a text renderer (or, for `report`, its Markdown)."""
+    commands = REPO / "inductor_doctor" / "commands"
+    modules = {p.stem for p in commands.glob("*.py") if p.stem != "__init__"}
+    cli = (REPO / "inductor_doctor" / "cli.py").read_text()
+    for name in ("check", "probe", "plan", "suggest", "explain", "triage", "merge", "report", "fix", "run",
+                 "why", "hook", "preflight"):
+        assert name in modules, name
+    # The command line reaches the commands through `commands/` alone.
+    for old in ("check.command", "plan.command", "triage.command", "fleet.command", "inductor_doctor.gate",
+                "inductor_doctor.explain "):
+        assert old not in cli, old
+    documents = {"check", "plan", "probe", "list", "explain", "triage", "merge", "report", "fix", "run",
+                 "why", "hook", "suggest"}
     for command in documents:
         assert (SCHEMA_DIR / f"{command}.schema.json").is_file(), command
         assert any(c == command for c, _ in RENDERERS), command

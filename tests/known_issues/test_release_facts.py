@@ -22,6 +22,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from inductor_doctor.check.engine import CheckOptions, run_checks
+from inductor_doctor.commands.plan import run_plan
 from inductor_doctor.core import releases as _releases
 from inductor_doctor.core.facts import (
     CompilerInfo,
@@ -34,7 +35,6 @@ from inductor_doctor.core.facts import (
 )
 from inductor_doctor.core.model import Basis, Finding, Status
 from inductor_doctor.kb import registry
-from inductor_doctor.plan.command import run_plan
 from inductor_doctor.plan.resolve import PlanRequest, build_input
 from inductor_doctor.probe import ptxas as ptxas_probe
 

@@ -378,7 +378,7 @@ def test_skip_and_missing_are_not_applicable():
 )
 def test_block_mask_plan_never_claims_more_than_likely(spec, status):
     """A host-dependent bug: even a pin inside the nightly window is only `likely`."""
-    from inductor_doctor.plan.command import predict_issue
+    from inductor_doctor.commands.plan import predict_issue
     from inductor_doctor.plan.resolve import PlanRequest, build_input
 
     inp, _, _ = build_input(PlanRequest(specs=[spec]))
@@ -396,7 +396,7 @@ def test_block_mask_plan_never_claims_more_than_likely(spec, status):
      (["torch==2.6.0", "torch_xla==2.6.0"], "xla-donor-hash", Status.OK)],
 )
 def test_plan_uses_the_affected_ranges(specs, issue_id, status):
-    from inductor_doctor.plan.command import predict_issue
+    from inductor_doctor.commands.plan import predict_issue
     from inductor_doctor.plan.resolve import PlanRequest, build_input
 
     inp, _, _ = build_input(PlanRequest(specs=specs))

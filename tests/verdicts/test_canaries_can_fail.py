@@ -153,7 +153,7 @@ def test_the_check_allows_cpu_threads_only_where_no_compile_pool_comes_with_them
     subject), so a CPU canary there keeps one."""
     from types import SimpleNamespace
 
-    from inductor_doctor.check.command import cpu_compile_threads
+    from inductor_doctor.commands.check import cpu_compile_threads
 
     def facts(version):
         return SimpleNamespace(torch=SimpleNamespace(version=version))

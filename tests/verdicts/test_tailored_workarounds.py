@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from inductor_doctor.check.engine import _finding
-from inductor_doctor.check.verdict import Verdict
+from inductor_doctor.check.verdict import Decision
 from inductor_doctor.core.facts import CudaInfo, CudaToolkitInfo, Facts, GPUInfo, PythonInfo, TorchInfo
 from inductor_doctor.core.model import Basis, Status
 from inductor_doctor.kb import registry
@@ -19,7 +19,7 @@ from inductor_doctor.plan.tailor import tailor
 def finding(issue_id: str, facts: Facts):
     issue = registry().find(issue_id)
     outcome = [o for o in issue.rule(facts) if o.status in (Status.AFFECTED, Status.LIKELY)][0]
-    verdict = Verdict(outcome.status, Basis.STATIC, outcome.reason)
+    verdict = Decision(outcome.status, Basis.STATIC, outcome.reason)
     return _finding(issue, outcome.device or "toolchain", verdict)
 
 

@@ -79,7 +79,7 @@ def execute(request: RunRequest) -> Tuple[Completed, Any, Optional[str]]:
     completed = run_passthrough(request.cmd)
     if not needs_diagnosis(completed):
         return completed, None, None
-    from inductor_doctor.run.command import diagnose
+    from inductor_doctor.commands.run import diagnose
 
     try:
         document = diagnose(completed, timeout_s=request.timeout_s, report=request.report,

@@ -13,6 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.check.devices import DeviceFilter
 from inductor_doctor.check.engine import CheckResult, Progress, nearly_full_gpus
+from inductor_doctor.commands.probe import environment_of
 from inductor_doctor.core.model import (
     Basis,
     ExitCode,
@@ -23,7 +24,6 @@ from inductor_doctor.core.model import (
     UsageError,
 )
 from inductor_doctor.core.version import __version__
-from inductor_doctor.probe.command import environment_of
 from inductor_doctor.probe.target import resolve_python
 
 

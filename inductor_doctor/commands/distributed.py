@@ -311,7 +311,7 @@ class RankOutcome:
 
 def run_rank(request: Any) -> RankOutcome:
     """`check --distributed` on one torchrun rank: check this rank's devices, gather at rank 0."""
-    from inductor_doctor.check.command import Terminated, run_check
+    from inductor_doctor.commands.check import Terminated, run_check
     from inductor_doctor.probe.target import resolve_python
 
     ctx = RankEnv.from_environ()

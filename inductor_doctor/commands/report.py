@@ -51,13 +51,13 @@ class ReportDocument:
 def build_report(python: Optional[str] = None, log: Optional[str] = None, static: bool = False,
                  progress: Any = None) -> ReportDocument:
     """collect_env runs beside the check (both take seconds); the log is triaged last."""
-    from inductor_doctor.check.command import CheckRequest, run_check
+    from inductor_doctor.commands.check import CheckRequest, run_check
     from inductor_doctor.probe.target import resolve_python
 
     interpreter = resolve_python(python)
     triaged = None
     if log is not None:
-        from inductor_doctor.triage.command import triage_file
+        from inductor_doctor.commands.triage import triage_file
 
         triaged = triage_file(log)  # streamed; an unreadable log is a usage error before any work
     box: Dict[str, CollectEnv] = {}
@@ -71,7 +71,7 @@ def build_report(python: Optional[str] = None, log: Optional[str] = None, static
         collected = from_facts(data["environment"], collected.error)
     triage = None
     if triaged is not None:
-        from inductor_doctor.triage.command import offer_check
+        from inductor_doctor.commands.triage import offer_check
 
         triaged.check = offer_check(triaged, python, False)
         triage = triaged.to_dict()

@@ -123,7 +123,7 @@ def why(request: WhyRequest, progress: Any = None) -> WhyDocument:
 
 
 def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
-    from inductor_doctor.run.diagnosis import matched_ids, summary, triage_output
+    from inductor_doctor.commands.diagnosis import matched_ids, summary, triage_output
 
     user_env = dict(os.environ)
     jobs = request.jobs or default_jobs()
@@ -156,7 +156,7 @@ def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
     document = WhyDocument(list(request.argv), baseline, found, tried, conclusion, jobs, timeout,
                            time.monotonic() - start, scrub, request.report)
     if request.report:
-        from inductor_doctor.run.command import report_of
+        from inductor_doctor.commands.run import report_of
 
         document.report_document = report_of(baseline.output)
     return document

@@ -122,8 +122,8 @@ def normalize_device(device: str) -> str:
 
 
 def _check(device: str, python: Optional[str], timeout: Optional[float]) -> Verdict:
-    from inductor_doctor.check.command import CheckRequest, run_check
     from inductor_doctor.check.devices import DeviceFilter
+    from inductor_doctor.commands.check import CheckRequest, run_check
 
     kinds = ["toolchain", device] + (["cuda"] if device.startswith("cuda") else [])
     report = run_check(CheckRequest(python=python, timeout_s=timeout, devices=DeviceFilter.only(*kinds)))

@@ -470,7 +470,7 @@ def offer_check(result: TriageResult, python: Optional[str], run: bool) -> Dict[
 def _run_check(ids: Sequence[str], python: Optional[str]) -> Dict[str, Any]:
     """The confirming check, in this process: its canaries are subprocesses like any check's, so an
     interrupt stops them all and nothing is orphaned."""
-    from inductor_doctor.check.command import CheckRequest, run_check
+    from inductor_doctor.commands.check import CheckRequest, run_check
     from inductor_doctor.core.model import FailOn, exit_code_for
 
     try:

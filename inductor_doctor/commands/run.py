@@ -65,7 +65,7 @@ class RunDocument:
 def diagnose(completed: Completed, timeout_s: Optional[float] = None, report: Optional[str] = None,
              confirm: bool = True) -> RunDocument:
     """The triage of what the failed command wrote, and the matched issues' checks run here now."""
-    from inductor_doctor.run.diagnosis import confirm_here, matched_ids, summary, triage_output
+    from inductor_doctor.commands.diagnosis import confirm_here, matched_ids, summary, triage_output
 
     start = time.perf_counter()
     data = completed.capture.data()
@@ -86,7 +86,7 @@ def report_of(data: bytes) -> Any:
     import os
     import tempfile
 
-    from inductor_doctor.report.command import build_report
+    from inductor_doctor.commands.report import build_report
 
     fd, log = tempfile.mkstemp(prefix="inductor-doctor-run-", suffix=".log")
     try:

@@ -15,8 +15,8 @@ def triage_output(data: bytes, source: str) -> Any:
     it printed nothing to read. Binary bytes in it are dropped, never refused: the program wrote them."""
     import io
 
+    from inductor_doctor.commands.triage import triage_stream
     from inductor_doctor.core.codes import UsageError
-    from inductor_doctor.triage.command import triage_stream
 
     text = data.replace(b"\x00", b"")
     if not text.strip():
@@ -59,7 +59,7 @@ def matched_ids(result: Any, limit: int = 3) -> List[str]:
 
 def confirm_here(ids: List[str], timeout_s: Optional[float], python: Optional[str] = None) -> Dict[str, Any]:
     """The matched issues' checks, canaries included, run now on this machine (`check --only`)."""
-    from inductor_doctor.check.command import CheckRequest, run_check
+    from inductor_doctor.commands.check import CheckRequest, run_check
     from inductor_doctor.core.codes import UsageError
 
     if not ids:

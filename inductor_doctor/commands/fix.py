@@ -157,7 +157,7 @@ def _why_advice(kind: str, command: Optional[str]) -> str:
 
 def _try(issue_id: str, effect: Dict[str, Optional[str]], python: Optional[str]) -> tuple:
     """The issue's check again with `effect` applied: verified when nothing is flagged any more."""
-    from inductor_doctor.check.command import CheckRequest, run_check
+    from inductor_doctor.commands.check import CheckRequest, run_check
 
     with _environment(effect):
         report = run_check(CheckRequest(python=python, only=[issue_id], remember=False))
