@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from inductor_doctor.check.classify import canary_outcome
 from inductor_doctor.check.runner import CanaryJob, CanaryRun, run_all
 from inductor_doctor.check.verdict import CanaryOutcome, decide
+from inductor_doctor.core.codes import own_bug
 from inductor_doctor.core.model import (
     Basis,
     Finding,
@@ -90,6 +91,8 @@ def judge(art: Any, host: Any, gpus: Sequence[str] = ()) -> Judged:
         try:
             o = fn(art, host)
         except Exception as exc:  # noqa: BLE001 - a reader's surprise is a finding, never a traceback
+            if own_bug(exc):
+                raise
             o = RuleOutcome(
                 Status.INCONCLUSIVE,
                 f"{issue.id} could not judge it: {type(exc).__name__}: {exc}",

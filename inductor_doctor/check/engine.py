@@ -76,6 +76,8 @@ def _run_rule(issue: KnownIssue, facts: Facts) -> List[RuleOutcome]:
     try:
         return list(issue.rule(facts))
     except Exception as exc:  # a plugin's bug must not take the whole check down
+        if issue.source == "builtin":
+            raise  # the doctor's own: exit 3 (cli.main), never a finding about this machine
         return [RuleOutcome(Status.INCONCLUSIVE, f"the static rule failed: {type(exc).__name__}: {exc}",
                             Basis.STATIC)]
 
@@ -95,7 +97,9 @@ def advice(issue: KnownIssue, facts: Facts) -> Tuple[Workaround, ...]:
         return issue.workarounds
     try:
         return tuple(issue.advise(facts))
-    except Exception:  # noqa: BLE001 - advice is never worth a failed check
+    except Exception:  # noqa: BLE001 - a plugin's advice is never worth a failed check
+        if issue.source == "builtin":
+            raise  # the doctor's own: exit 3
         return issue.workarounds
 
 

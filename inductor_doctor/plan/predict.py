@@ -47,6 +47,8 @@ def predict_issue(inp: PlanInput, issue: KnownIssue) -> List[Finding]:
         try:
             outcomes = list(hook(inp))
         except Exception as exc:  # a plugin's bug must not take the whole plan down
+            if issue.source == "builtin":
+                raise  # the doctor's own: exit 3 (cli.main), never a prediction
             outcomes = [
                 RuleOutcome(Status.INCONCLUSIVE, f"the prediction failed: {type(exc).__name__}: {exc}")
             ]

@@ -20,6 +20,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, Optional, TypeVar
 
+from inductor_doctor.core.codes import own_bug
 from inductor_doctor.core.envvars import relevant_env
 from inductor_doctor.core.facts import (
     AbiInfo,
@@ -39,10 +40,14 @@ PENDING_ABI = "the ABI compile is still running"
 
 
 def _result(fut: Future[T], fallback: Callable[[str], T], notes: List[str], what: str) -> T:
-    """A probe's answer; a probe that raised is a doctor bug, noted, never fatal."""
+    """A probe's answer; a probe that met a machine it did not expect is noted, never fatal. A
+    mistake in the doctor's own code (`core.codes.own_bug`) is not the machine's: it propagates, and
+    the command ends as the doctor's failure (exit 3) instead of reporting facts it never read."""
     try:
         return fut.result()
     except Exception as exc:
+        if own_bug(exc):
+            raise
         msg = f"{what} probe failed: {type(exc).__name__}: {exc}"
         notes.append(msg)
         return fallback(msg)

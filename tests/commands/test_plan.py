@@ -6,6 +6,7 @@ These use a registry of stand-in issues so that they test the planner, not the k
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import List
@@ -160,14 +161,25 @@ def test_warnings_are_shown_but_do_not_fail_the_plan():
     assert report.meta["predicted"] is False
 
 
-def test_a_failing_hook_is_inconclusive_not_a_crash():
+def test_a_plugin_s_failing_hook_is_inconclusive_not_a_crash():
     def broken(_inp):
         raise RuntimeError("boom")
 
-    reg = Registry([_issue("broken", predict=broken), _issue("constexpr", {"torch": "<2.6.0"})])
+    plugin = dataclasses.replace(_issue("broken", predict=broken), source="some-plugin")
+    reg = Registry([plugin, _issue("constexpr", {"torch": "<2.6.0"})])
     by_id = {f.id: f for f in run_plan(PlanRequest(specs=["torch==2.5.1"]), registry=reg).findings}
     assert by_id["broken"].status is Status.INCONCLUSIVE and "boom" in by_id["broken"].reason
     assert by_id["constexpr"].status is Status.AFFECTED
+
+
+def test_a_built_in_hook_s_failure_is_the_doctor_s_own():
+    """A built-in prediction that raises is a bug in the doctor: it ends the plan (exit 3 at the
+    command line), never a verdict about the plan."""
+    def broken(_inp):
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        run_plan(PlanRequest(specs=["torch==2.5.1"]), registry=Registry([_issue("broken", predict=broken)]))
 
 
 def test_hooks_may_return_one_outcome_per_device():

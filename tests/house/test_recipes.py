@@ -149,7 +149,8 @@ def test_recipe_2_a_command_is_a_module_a_schema_a_renderer_and_a_click_command(
     (package / "commands" / "count.py").write_text(COMMAND_MODULE)
     (package / "schemas" / "count.schema.json").write_text(json.dumps(COMMAND_SCHEMA, indent=2))
     (package / "render" / "count_text.py").write_text(
-        '"""`count` as text."""\n\n\ndef render(data, **_):\n    return f"{data[\'issues\']} known issues\\n"\n')
+        '"""`count` as text."""\n\n\ndef render(data, **_):\n'
+        '    return f"{data[\'issues\']} known issues\\n"\n')
     init = (package / "render" / "__init__.py").read_text()
     (package / "render" / "__init__.py").write_text(
         init.replace('    ("list", "text"): "list_text",', '    ("list", "text"): "list_text",\n'
