@@ -2,9 +2,10 @@
 
 An issue is its data file (`kb/_issue_files.py` reads it) and, where it has code, the module of the
 same name beside it, whose `rule`, `advise` and `predict` the issue gets; a module without a data
-file is a helper. The one loader here builds the same `KnownIssue` object for the registry and for
-a module whose own code needs it (`ISSUE = known_issue(__name__)`, written after its functions).
-Apart from `kb/__init__.py` so that the registry's lookups need not import the vocabulary.
+file is code that issues share. The one loader here builds the same `KnownIssue` object for the
+registry and for a module whose own code needs it (`ISSUE = known_issue(__name__)`, written after
+its functions). Apart from `kb/__init__.py` so that the registry's lookups need not import the
+vocabulary.
 """
 
 from __future__ import annotations
