@@ -17,7 +17,7 @@ INTERRUPTED = 130
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["run"]:  # wraps the user's command: started without click (run/entry.py)
+    if args[:1] == ["run"]:  # wraps the user's command: started without click (_run.py)
         try:
             from inductor_doctor._run import parse_fast
         except BaseException:  # noqa: BLE001 - the full command line below says what broke

@@ -156,7 +156,7 @@ MARKER_ENV = "INDUCTOR_DOCTOR_CANARY"
 FULL_DISK_BYTES = 256 * 1024
 
 
-#: Set by the check (check/command.py) where a CPU canary may compile its C++ kernels on threads.
+#: Set by the check (commands/check.py) where a CPU canary may compile its C++ kernels on threads.
 CPU_THREADS_ENV = "INDUCTOR_DOCTOR_CPU_COMPILE_THREADS"
 
 

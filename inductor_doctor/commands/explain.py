@@ -19,7 +19,7 @@ from inductor_doctor.core.version import __version__
 class IssuePage:
     """One known issue: what the knowledge base holds, its page, its canary, and any verdict here."""
 
-    issue: Dict[str, Any]  # the issue as data (`KnownIssue.to_dict()`, as kb/_index.py ships it)
+    issue: Dict[str, Any]  # the issue as data (`KnownIssue.to_dict()`, read from its data file)
     kb_version: str
     page: Optional[str] = None
     canary_source: Optional[str] = None
@@ -63,11 +63,11 @@ class IssueList:
 
 def find_issue(query: str) -> Dict[str, Any]:
     """An issue by id, alias or upstream ref; unknown is a usage error naming only real near matches."""
-    from inductor_doctor.kb import entries, normalize_ref
+    from inductor_doctor.kb import entries, find_entry, normalize_ref
 
-    known = entries()
-    issue = known.find(query)
+    issue = find_entry(query)
     if issue is None:
+        known = entries()
         ref = normalize_ref(query)
         if ref is not None:
             raise UsageError(f"no known issue cites {ref}; `inductor-doctor list` shows them all, and "

@@ -1,6 +1,6 @@
 """`merge`: many `check` reports read from files, in one fleet view.
 
-It ends in the same `merge/v1` document as `check --distributed` (fleet/rank.py), built by
+It ends in the same `merge/v1` document as `check --distributed` (commands/distributed.py), built by
 fleet/document.py. `merge` only reads files: it never runs, imports or evaluates anything found
 in a report.
 """

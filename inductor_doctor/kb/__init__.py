@@ -1,7 +1,11 @@
 """The registry of known issues.
 
-Built-in issues are the modules of this package that define `ISSUE`; adding one is adding a module
-(and its docs page), nothing else. Other projects ship theirs through the `inductor_doctor.issues`
+A built-in issue is a data file of this package, `<id_with_underscores>.toml` (its metadata), with
+the module of the same name beside it where it has code (`rule`, `advise`, `predict`); adding one is
+adding those files (and its docs page), nothing else. `kb/_builtin.py` builds the `KnownIssue`
+objects from them; `list` and `explain` read the data files alone (`entries()`).
+
+Other projects ship theirs through the `inductor_doctor.issues`
 entry-point group: each entry point names a `KnownIssue` or a callable returning a list of them.
 A plugin that fails to load is reported by `plugin_errors()`, never fatal.
 """
@@ -184,7 +188,7 @@ def _may_have_plugins() -> bool:
 
 class Entries:
     """The known issues as data (`KnownIssue.to_dict()`), looked up like the registry: what `list`
-    and `explain` need, without importing a module per issue (kb/_index.py)."""
+    and `explain` need, read from the data files without importing a module per issue."""
 
     def __init__(self, entries: Iterable[Dict[str, Any]],
                  plugin_errors: Sequence[Tuple[str, str]] = ()) -> None:
@@ -232,16 +236,26 @@ def near_misses(query: str, keys: Sequence[str], issue_of: Callable[[str], str],
 
 @lru_cache(maxsize=1)
 def entries() -> Entries:
-    """Every known issue as data: the built-in ones from the shipped index, the plugins' loaded."""
-    from inductor_doctor.kb import _index
+    """Every known issue as data: the built-in ones from their data files, the plugins' loaded."""
+    from inductor_doctor.kb import _issue_files
 
-    index = _index.load()
-    if index is None:  # a checkout whose index was never written: the modules themselves
-        reg = registry()
-        return Entries([i.to_dict() for i in reg], reg.plugin_errors)
     errors: List[Tuple[str, str]] = []
     plugins = [i.to_dict() for i in _plugin_issues(errors)]
-    return Entries(sorted(index, key=lambda e: e["id"]) + sorted(plugins, key=lambda e: e["id"]), errors)
+    return Entries(_issue_files.entries() + sorted(plugins, key=lambda e: e["id"]), errors)
+
+
+def find_entry(query: str) -> Optional[Dict[str, Any]]:
+    """`entries().find(query)`, reading only the one data file where the query is a built-in id (a
+    built-in's id is its own: no plugin's alias or id can take it)."""
+    from inductor_doctor.kb import _issue_files
+
+    key = query.strip().lower()
+    path = _issue_files.HERE / f"{_issue_files.module_stem(key)}.toml"
+    if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", key) and path.is_file():
+        found = _issue_files.entry(_issue_files.read(path))
+        if found["id"] == key:
+            return found
+    return entries().find(query)
 
 
 @lru_cache(maxsize=1)

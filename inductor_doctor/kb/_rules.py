@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
+import re
+from typing import List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -44,3 +45,9 @@ def not_installed(what: str) -> List[RuleOutcome]:
 
 def unknown(what: str) -> List[RuleOutcome]:
     return [RuleOutcome(Status.INCONCLUSIVE, f"could not determine {what}", Basis.STATIC)]
+
+
+def nightly_window(spec: str) -> Tuple[int, int]:
+    """The dates of a nightly range written as `>=2.8.0.dev20250401,<2.8.0.dev20250424`: (first, fixed)."""
+    first, fixed = (int(d) for d in re.findall(r"\.dev(\d{8})", spec))
+    return first, fixed

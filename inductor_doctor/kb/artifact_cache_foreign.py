@@ -12,16 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from inductor_doctor.core.model import (
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._artifacts import host_torch, is_cache, no_artifact, outcome, torch_of
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -63,34 +54,7 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     return outcome(Status.OK, f"written by {torch_of(art)}, the torch {host.what} has: its keys can match")
 
 
-ISSUE = KnownIssue(
-    id="artifact-cache-foreign",
-    title="A compile cache from another torch, Triton or GPU: every entry is silently missed",
-    severity=Severity.WARNING,
-    devices=(DeviceKind.CPU, DeviceKind.CUDA),
-    upstream=("pytorch/pytorch#170123", "pytorch/pytorch#144859", "pytorch/pytorch#154463"),
-    aliases=("cache-miss", "mega-cache-miss", "foreign-cache"),
-    summary=(
-        "A torch.compile cache (a save_cache_artifacts() blob, or an Inductor/Triton cache directory baked "
-        "into an image or shared on NFS) made by another torch release or build, another Triton or another "
-        "GPU loads without an error and is never hit: every start compiles again. `check --artifact` reads "
-        "which torch wrote it and says whether this one can hit it."
-    ),
-    signatures=(
-        Signature(
-            r"FX (graph )?cache miss|AOTAutograd cache miss",
-            strength="partial",
-            note="a compile cache lookup missed",
-        ),
-    ),
-    workarounds=(
-        Workaround(
-            "Make the cache with the exact torch, Triton and GPU that will read it (the same image)",
-            None,
-            "other",
-        ),
-    ),
-    rule=no_artifact,
-    predict=no_artifact,
-    canary=Canary("artifact_load.py", (DeviceKind.CPU, DeviceKind.CUDA), timeout_s=300.0),
-)
+#: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
+#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+rule = no_artifact
+predict = no_artifact

@@ -12,16 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional
 
 from inductor_doctor.artifact.host import GCC_TO_CPUINFO, VEC_ISA_FLAGS
-from inductor_doctor.core.model import (
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._artifacts import is_cache, no_artifact, outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -69,39 +60,7 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     return outcome(Status.OK, f"this CPU has every instruction set {art.name} was built for ({said})")
 
 
-ISSUE = KnownIssue(
-    id="artifact-cpu-isa-missing",
-    title='A compiled artifact\'s CPU kernels need instructions this CPU lacks: "Illegal instruction"',
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CPU,),
-    upstream=("pytorch/pytorch#191713", "atopile/atopile#1838"),
-    aliases=("artifact-sigill", "aoti-cpu-isa"),
-    summary=(
-        "Inductor builds CPU kernels for the build host's vector ISA (AOTI_CPU_ISA) and with "
-        "-march=native; an AOTInductor package or a kernel cache moved to a CPU without those "
-        "instructions (AVX-512 on a Zen 3 or a client Intel part, say) loads, then dies with SIGILL in "
-        "its first kernel. AOTInductor's own warning about the ISA cannot tell a harmless mismatch from "
-        "a fatal one; `check --artifact` compares the flags the .so was built with against this CPU's."
-    ),
-    signatures=(
-        Signature(
-            r"(aoti|AOTI|\.pt2|aotinductor)[^\n]{0,300}(Illegal instruction|SIGILL)|"
-            r"(Illegal instruction|SIGILL)[^\n]{0,300}(aoti_load|AOTI|\.pt2\b|aotinductor)",
-            note="a kernel used an instruction this CPU does not have",
-        ),
-    ),
-    workarounds=(
-        Workaround(
-            "Build the package for the oldest CPU it must run on: on a host of that CPU, or with "
-            "Inductor's vector ISA capped (ATEN_CPU_CAPABILITY=avx2 while compiling)",
-            "ATEN_CPU_CAPABILITY=avx2 python build_package.py",
-            "env",
-        ),
-        Workaround(
-            "Or keep one package per CPU family and pick the one `check --artifact` passes", None, "other"
-        ),
-    ),
-    rule=no_artifact,
-    predict=no_artifact,
-    canary=Canary("artifact_load.py", (DeviceKind.CPU,), timeout_s=300.0),
-)
+#: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
+#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+rule = no_artifact
+predict = no_artifact

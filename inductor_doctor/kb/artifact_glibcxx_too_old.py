@@ -12,16 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 from inductor_doctor.core.artifact_facts import version_key
-from inductor_doctor.core.model import (
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._artifacts import first_object_needing, no_artifact, outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -67,41 +58,7 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     return outcome(Status.OK, f"{host.what}'s libraries are new enough: " + ", ".join(said))
 
 
-ISSUE = KnownIssue(
-    id="artifact-glibcxx-too-old",
-    title="A compiled artifact needs a newer libstdc++: \"version `GLIBCXX_3.4.3x' not found (required by "
-    '...so)"',
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CPU, DeviceKind.CUDA),
-    upstream=("pytorch/pytorch#191241",),
-    aliases=("artifact-glibcxx", "pt2-glibcxx"),
-    summary=(
-        "An AOTInductor package or a cache of compiled kernels was built where GCC's libstdc++ (or glibc) "
-        "is newer than where it is loaded: the loader refuses its .so with `version `GLIBCXX_3.4.32' not "
-        "found (required by ...)`. Build images and serving images must agree on libstdc++; "
-        "`check --artifact` reads the versions each .so needs and compares them with the libstdc++ and "
-        "glibc this Python loads."
-    ),
-    signatures=(
-        Signature(
-            r"version `?'?(GLIBCXX_3\.4\.\d+|CXXABI_1\.3\.\d+|GLIBC_2\.\d+)'? not found \(required by "
-            r"[^)]*(\.wrapper\.so|/aotinductor/|\.pt2)",
-            note="a compiled artifact's .so needs a newer libstdc++ or glibc",
-        ),
-    ),
-    workarounds=(
-        Workaround(
-            "Build the artifact on the same OS image (or an older one) as the one that serves it",
-            None,
-            "other",
-        ),
-        Workaround(
-            "Or give the serving process a libstdc++ at least as new (a conda env's)",
-            "conda install -c conda-forge 'libstdcxx-ng>=13'",
-            "install",
-        ),
-    ),
-    rule=no_artifact,
-    predict=no_artifact,
-    canary=Canary("artifact_load.py", (DeviceKind.CPU, DeviceKind.CUDA), timeout_s=300.0),
-)
+#: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
+#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+rule = no_artifact
+predict = no_artifact

@@ -13,16 +13,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._artifacts import is_cache, no_artifact, outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -106,43 +97,7 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     return outcome(Status.OK, f"{' '.join(archs)} ({where}) runs on {', '.join(good)}")
 
 
-ISSUE = KnownIssue(
-    id="artifact-gpu-arch-missing",
-    title='A compiled CUDA artifact has no code for this GPU: "no kernel image is available for execution on '
-    'the device"',
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=("pytorch/pytorch#153697",),
-    aliases=("artifact-no-cubin", "aoti-gpu-arch"),
-    summary=(
-        "An AOTInductor CUDA package holds cubins for the GPU it was compiled on (and PTX only when built "
-        "for it). On a GPU of another architecture, an A10-built package on an H20 say, its kernels do not "
-        "launch: `CUDA error: no kernel image is available for execution on the device` (or a CUDA driver "
-        "error when loading the cubin). `check --artifact` reads the architectures from the package's "
-        "fatbins and cubins and compares them with each GPU here, or with `plan --gpu`."
-    ),
-    signatures=(
-        Signature(
-            r"(aoti|AOTI|\.pt2|aotinductor)[^\n]{0,300}(no kernel image is available|"
-            r"CUDA_ERROR_NO_BINARY_FOR_GPU|device kernel image is invalid)|"
-            r"(no kernel image is available|CUDA_ERROR_NO_BINARY_FOR_GPU)[^\n]{0,300}"
-            r"(aoti_load|AOTI|\.pt2\b|aotinductor)",
-            note="the artifact has no cubin or PTX this GPU can run",
-        ),
-    ),
-    workarounds=(
-        Workaround(
-            "Compile the package on (or for) the GPU that serves it, one package per architecture",
-            None,
-            "other",
-        ),
-        Workaround(
-            "Or embed PTX and a cubin per architecture (Inductor's aot_inductor.emit_multi_arch_kernel)",
-            "inductor_configs={'aot_inductor.emit_multi_arch_kernel': True}",
-            "code",
-        ),
-    ),
-    rule=no_artifact,
-    predict=no_artifact,
-    canary=Canary("artifact_load.py", (DeviceKind.CUDA,), timeout_s=300.0),
-)
+#: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
+#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+rule = no_artifact
+predict = no_artifact

@@ -11,17 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from inductor_doctor.core.model import (
-    Basis,
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._artifacts import host_torch, is_cache, no_artifact, outcome, torch_of
 from inductor_doctor.kb._catalog import version_tuple
 
@@ -84,48 +74,7 @@ def _not_loadable_blob(_inp: object) -> list:
     return no_artifact(_inp)
 
 
-ISSUE = KnownIssue(
-    id="artifact-torch-mismatch",
-    title='A compiled artifact from another torch: "undefined symbol: aoti_torch_..."',
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CPU, DeviceKind.CUDA),
-    upstream=("pytorch/pytorch#122313", "pytorch/pytorch#163779", "pytorch/pytorch#143341"),
-    aliases=("aoti-undefined-symbol", "pt2-wrong-torch"),
-    summary=(
-        "An AOTInductor package (.pt2) calls torch through the symbols of the torch that built it; "
-        "loaded by a torch that does not export one of them, `aoti_load_package` fails with "
-        "`undefined symbol: aoti_torch_...` (or a c10::/at:: C++ symbol). A "
-        "`torch.compiler.save_cache_artifacts()` blob needs torch 2.7 or later to be read at all. "
-        "`check --artifact` looks the package's symbols up in this torch's libraries."
-    ),
-    signatures=(
-        Signature(
-            r"undefined symbol: aoti_torch_\w+",
-            note="the .so needs a torch symbol this torch does not export",
-        ),
-        Signature(
-            r"has no attribute '(load_cache_artifacts|aoti_load_package)'",
-            note="this torch predates the API that loads the artifact",
-            log_context=("load_cache_artifacts", "aoti_load_package", "torch.compiler", "torch._inductor"),
-        ),
-        Signature(
-            r"No AOTInductor generate cpp file or so file found in zip archive",
-            note="this torch's package loader does not know the package's layout (another release)",
-        ),
-    ),
-    workarounds=(
-        Workaround(
-            "Load the artifact with the torch release that built it: `check --artifact` names it "
-            "where the artifact records it (`pip install torch==THAT_RELEASE` in the environment "
-            "that loads it), or rebuild the artifact with this torch",
-            None,
-            "pin",
-        ),
-        Workaround(
-            "Rebuild the package with this torch: re-export and re-run aoti_compile_and_package", None, "code"
-        ),
-    ),
-    rule=no_artifact,
-    predict=_not_loadable_blob,
-    canary=Canary("artifact_load.py", (DeviceKind.CPU, DeviceKind.CUDA), timeout_s=300.0),
-)
+#: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
+#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+rule = no_artifact
+predict = _not_loadable_blob

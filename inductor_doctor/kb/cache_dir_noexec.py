@@ -11,15 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._cache_dirs import cache_dirs, describe
 from inductor_doctor.kb._catalog import one
 from inductor_doctor.kb._rules import not_installed
@@ -42,39 +34,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if unknown:
         return one(Status.INCONCLUSIVE, "mount options unknown for " + ", ".join(d.path for d in unknown))
     return one(Status.OK, "; ".join(f"{d.name} cache {d.path} ({d.fs_type}, exec allowed)" for d in dirs))
-
-
-ISSUE = KnownIssue(
-    id="cache-dir-noexec",
-    title="Compile cache on a noexec mount: 'failed to map segment from shared object'",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=("pytorch/pytorch#91005", "pytorch/pytorch#123054"),
-    aliases=("noexec-tmp", "failed-to-map-segment"),
-    summary=(
-        "Inductor builds each kernel into a shared object in its cache directory (by default "
-        "/tmp/torchinductor_<user>) and loads it from there; Triton does the same with its launcher. "
-        "Where /tmp (or TMPDIR, or TORCHINDUCTOR_CACHE_DIR) is mounted noexec, loading fails with "
-        "`ImportError: ...so: failed to map segment from shared object` and every compile is lost."
-    ),
-    signatures=(
-        # The same loader message ends an mmap refused by a memory cap (RLIMIT_AS, a sandbox) for
-        # any library (pytorch#16558): only a compile cache's library is this issue.
-        Signature(r"failed to map segment from shared object",
-                  anchor=r"cuda_utils|launcher|torchinductor|\.triton|triton[/\\]|[/\\]tmp\w*[/\\]|\.cache[/\\]",
-                  anchor_lines=0,
-                  anchor_says="that the library is a compile cache's (Triton's cuda_utils.so, an Inductor "
-                              "kernel)"),
-        Signature(r"operation not permitted.*\.so", strength="partial"),
-    ),
-    workarounds=(
-        Workaround("Put Inductor's cache on an exec-allowed file system",
-                   'export TORCHINDUCTOR_CACHE_DIR="$HOME/.cache/torchinductor"', "env"),
-        Workaround("And Triton's, for kernels Triton compiles outside Inductor",
-                   'export TRITON_CACHE_DIR="$HOME/.cache/triton"', "env"),
-        Workaround("Or move all temporary files off the noexec mount (the directory must exist: Python "
-                   "ignores a TMPDIR that does not, and Inductor stays in /tmp)",
-                   'mkdir -p "$HOME/tmp" && export TMPDIR="$HOME/tmp"', "env"),
-    ),
-    rule=rule,
-)

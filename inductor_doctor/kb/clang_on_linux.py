@@ -18,16 +18,7 @@ import os
 import re
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.core.model import (
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import compiler_label, one, platform_is_linux, torch_source
 from inductor_doctor.kb._rules import not_installed
 
@@ -77,45 +68,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    "gives it GCC's options", compiler=command)
     return one(Status.OK, f"torch {tv} recognises {compiler_label(cxx)} as clang; failures that show only "
                "when a kernel builds and loads are checked by the --deep canary")
-
-
-ISSUE = KnownIssue(
-    id="clang-on-linux",
-    title="clang as Inductor's compiler on Linux: GCC-only flags ('-fno-tree-loop-vectorize'), link errors",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CPU,),
-    upstream=("pytorch/pytorch#119304", "pytorch/pytorch#144601"),
-    aliases=("clang-linux", "cxx-clang", "fno-tree-loop-vectorize", "_M_use_local_data"),
-    summary=(
-        "Inductor's CPU backend is built and tested with GCC on Linux. With CXX=clang++ several "
-        "releases fail: torch 2.6 (up to the fix, in 2.9 at the latest) takes `clang++` for GCC by its "
-        "name and passes "
-        "-fno-tree-loop-vectorize (`clang: error: unknown argument: '-fno-tree-loop-vectorize'`); older "
-        "ones ran `clang -v` to detect GCC for precompiled headers; torch 2.8 kernels built by clang 16 "
-        "against libstdc++ 12 headers fail to load with an undefined "
-        "`std::__cxx11::basic_string<...>::_M_use_local_data()`. clang also needs the LLVM OpenMP "
-        "headers (see openmp-headers-missing)."
-    ),
-    signatures=(
-        Signature(r"unknown argument: '-fno-tree-loop-vectorize'", note="clang given GCC's flag"),
-        Signature(r"undefined symbol: _ZNSt7__cxx1112basic_string\w*_M_use_local_dataEv",
-                  note="clang 16 with libstdc++ 12 headers, torch 2.8"),
-        Signature(r"_M_use_local_data", strength="partial"),
-        Signature(r"check_compiler_is_gcc", strength="partial", note="torch <= 2.2 precompiled-header check",
-                  subject=("self",)),
-        Signature(r"clang[^\n]{0,80}(?:does not support|doesn't support|unknown argument|unsupported)"
-                  r"[^\n]{0,40}tree-loop-vectorize", strength="partial", subject=("self",),
-                  note="GCC's flag named as clang's problem in prose (pytorch#144601)"),
-    ),
-    workarounds=(
-        Workaround("Use GCC for Inductor on Linux (what PyTorch tests)", "export CXX=g++", "env",
-                   applies={"torch": ">=2.1"}),
-        Workaround("torch 2.0 does not read CXX: name the compiler in code before the first compile, "
-                   "e.g. torch._inductor.config.cpp.cxx = (\"g++\",)", None, "code",
-                   applies={"torch": "<2.1"}),
-        Workaround("Or upgrade torch to a release whose cpp_builder recognises clang (2.9 and later)",
-                   'pip install -U "torch>=2.9"', "upgrade"),
-    ),
-    rule=rule,
-    canary=Canary("clang_on_linux.py", devices=(DeviceKind.CPU,), timeout_s=300.0, deep=True),
-)

@@ -15,15 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.envvars import BYPASS_EFFECTS
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -48,42 +40,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     how = "; ".join(s.how for s in info.found if s.how)
     return one(Status.AFFECTED, "; ".join(parts) + (f" [{how}]" if how else "")
                + ". The canaries ran with it set aside; your programs do not")
-
-
-ISSUE = KnownIssue(
-    id="compile-bypassed",
-    title="A setting turns torch.compile off, makes it fall back to eager, or swaps its backend",
-    severity=Severity.WARNING,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=("pytorch/pytorch#87440", "pytorch/pytorch#106152"),
-    aliases=("torch-compile-disable", "torchdynamo-disable", "suppress-errors", "compile-disabled"),
-    summary=(
-        "TORCH_COMPILE_DISABLE, TORCHDYNAMO_DISABLE, TORCHDYNAMO_SUPPRESS_ERRORS, a backend override "
-        "(TORCH_COMPILE_OVERRIDE_BACKENDS, TORCH_BISECT_BACKEND), TRITON_INTERPRET=1, or the same set "
-        "in torch's config by a sitecustomize: torch.compile runs nothing it was asked to compile, or "
-        "swallows its failures and runs eager. Nothing fails, so nothing tells; the finding names the "
-        "setting, where it comes from, and what the installed torch does with its value."
-    ),
-    signatures=(
-        # From torch 2.2 (glog format), Dynamo logs a swallowed compile error at WARNING only when
-        # suppress_errors is on; a graph break, a soft failure, is logged at INFO.
-        Signature(r"convert_frame\.py:\d+\] WON'T CONVERT \S+",
-                  note="Dynamo swallowed a compile error and ran the frame eager (suppress_errors is on)"),
-        # torch 2.0 and the 2.1 nightlies printed it at WARNING before raising too (pytorch#106152).
-        Signature(r"WON'T CONVERT \S+ .+ line \d+", "partial",
-                  note="a frame left to eager; at WARNING level from torch 2.2 on, that is suppress_errors"),
-    ),
-    workarounds=(
-        Workaround("Unset the variables that turn compile off or swallow its errors, then compile "
-                   "again to see the real error",
-                   "unset TORCH_COMPILE_DISABLE TORCHDYNAMO_DISABLE TORCHDYNAMO_SUPPRESS_ERRORS "
-                   "TORCH_COMPILE_OVERRIDE_BACKENDS TORCH_BISECT_BACKEND TRITON_INTERPRET", "env"),
-        Workaround("A sitecustomize, usercustomize or .pth file that sets torch._dynamo.config."
-                   "suppress_errors, disable or debug_backend_override, or replaces torch.compile: "
-                   "remove the line the finding names", None, "other"),
-        Workaround("Where the eager fallback is deliberate, keep it, and find what it hides with "
-                   "TORCHDYNAMO_VERBOSE=1 (the swallowed error is logged as WON'T CONVERT)", None, "other"),
-    ),
-    rule=rule,
-    headline=True,
-)

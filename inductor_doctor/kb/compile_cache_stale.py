@@ -19,16 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -67,39 +58,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     where = ", ".join(looked) or "no cache directory yet"
     return [RuleOutcome(Status.OK, f"no truncated object in the compile caches ({where}), none on a "
                         "network file system", Basis.STATIC)]
-
-
-_CACHE = r"(?:torchinductor|\.triton/cache|triton/cache|inductor)"
-
-ISSUE = KnownIssue(
-    id="compile-cache-stale",
-    title="A compile cache with half-written shared objects ('file too short'), or on a network file system",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=("pytorch/pytorch#102539", "pytorch/pytorch#180841", "pytorch/pytorch#173679",
-              "triton-lang/triton#11512", "vllm-project/vllm#18956"),
-    aliases=("file-too-short", "stale-file-handle", "truncated-cache"),
-    summary=(
-        "Inductor and Triton load each kernel's shared object back from their cache, on this run and "
-        "every later one. A write cut short (a full disk, a compile killed mid-write) leaves a file "
-        "the loader refuses for good: `OSError: /tmp/torchinductor_<user>/wg/cwg....so: file too "
-        "short`. On NFS, Lustre or GPFS, concurrent writers add 'Stale file handle' and missing-file "
-        "races."
-    ),
-    signatures=(
-        Signature(_CACHE + r"\S*\.so: (?:file too short|cannot read file data)",
-                  note="the loader, on a shared object in a compile cache"),
-        Signature(r"Stale file handle", strength="partial",
-                  note="a network file system's error; a compile cache there is one cause among many"),
-    ),
-    workarounds=(
-        Workaround("Remove the truncated files (or the whole cache: it is rebuilt on the next compile)",
-                   'd="$(python -c \'from torch._inductor.codecache import cache_dir; print(cache_dir())\')" '
-                   '&& rm -rf -- "$d"', "other"),
-        Workaround("Keep the caches on local disk, one per node",
-                   'mkdir -p "/tmp/torchinductor_$(id -u)" && export TORCHINDUCTOR_CACHE_DIR='
-                   '"/tmp/torchinductor_$(id -u)" TRITON_CACHE_DIR="/tmp/torchinductor_$(id -u)/triton"',
-                   "env"),
-    ),
-    rule=rule,
-)

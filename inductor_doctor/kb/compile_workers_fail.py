@@ -27,16 +27,7 @@ from typing import TYPE_CHECKING, List, Mapping, Optional
 
 from packaging.version import Version
 
-from inductor_doctor.core.model import (
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one, platform_is_linux
 from inductor_doctor.kb._rules import not_installed, release, unknown
 
@@ -44,9 +35,6 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts, ShmInfo
 
 METHODS = ("subprocess", "fork", "spawn")
-#: What a log of Inductor's compile workers names, one word of which turns a generic match exact.
-INDUCTOR_WORDS = ("subproc_pool", "SubprocPool", "compile_worker", "async_compile", "AsyncCompile",
-                  "torch/_inductor", "torch._inductor", "inductor")
 
 
 def forced_threads(version: Version, env: Mapping[str, str]) -> Optional[int]:
@@ -152,87 +140,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    f"semaphores do not fit, torch.compile fails with '{error}'")
     return one(Status.LIKELY, f"{shm.error}: {pool} cannot make its semaphores ('{error}'): "
                    + _sidecar_fate(version))
-
-
-#: multiprocessing's SemLock (by name, or its file), then within a few lines (or on the same one) the
-#: error it raised making a semaphore in /dev/shm.
-_SEMLOCK_ERRORS = (r"(?:SemLock|multiprocessing[/\\]synchronize\.py)(?:[^\n]*\n){0,12}?[^\n]*?"
-                   r"(?:OSError|FileNotFoundError|PermissionError): \[Errno (?:2|13|28|30|38)\] "
-                   r"(?:Read-only file system|No space left on device|Permission denied|"
-                   r"No such file or directory|Function not implemented)")
-
-ISSUE = KnownIssue(
-    id="compile-workers-fail",
-    title="Inductor's parallel compile workers fail: the worker pool dies or cannot start",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=(
-        "pytorch/pytorch#131070",
-        "pytorch/torchtitan#3944",
-        "daydreamlive/scope#750",
-        "pytorch/pytorch#126311",
-        "pytorch/pytorch#135120",
-        "pytorch/pytorch#131194",
-        "pytorch/pytorch#196972",
-    ),
-    aliases=("compile-worker-pool", "subproc-pool-closed", "dev-shm-compile-workers"),
-    summary=(
-        "torch.compile compiles Triton kernels in a pool of worker processes (from torch 2.4 inside a "
-        "'sidecar' subprocess). When the pool cannot start or dies, the compile fails ('Attempting to use "
-        "a closed pool', 'A compilation subprocess exited unexpectedly', SubprocException, "
-        "BrokenProcessPool) or, on torch 2.4.1-2.13, silently falls back to compiling every kernel in "
-        "the main process. A common cause: /dev/shm missing, read-only or full (containers, AWS Lambda), "
-        "where multiprocessing cannot make the pool's semaphores: 'OSError: [Errno 30] Read-only file "
-        "system' from SemLock. TORCHINDUCTOR_COMPILE_THREADS=1 compiles in the main process instead."
-    ),
-    signatures=(
-        # First: the cause, where the pool could not make its semaphores. The same SemLock error ends
-        # every Python process pool on such a host (numba on AWS Lambda, numba/numba#3344): only one
-        # in Inductor's compile workers is this issue.
-        Signature(_SEMLOCK_ERRORS,
-                  log_context=("compile_worker", "subproc_pool", "async_compile", "AsyncCompile",
-                               "compile worker pool"),
-                  note="the compile worker pool's semaphores cannot be made in /dev/shm"),
-        Signature(r"Uncaught exception in compile_worker subprocess",
-                  note="the sidecar died (torch >= 2.4; its log is silenced by default from 2.8)"),
-        Signature(r"Inductor compile worker sidecar \(pid \d+\) exited unexpectedly",
-                  note="torch >= 2.14 noticed the sidecar die"),
-        Signature(r"Attempting to use a closed pool", log_context=INDUCTOR_WORDS,
-                  note="a compile submitted to a pool whose sidecar already died (torch >= 2.9)"),
-        Signature(r"A compilation subprocess exited unexpectedly",
-                  note="a compile worker died (Inductor's message for BrokenProcessPool, torch >= 2.5)"),
-        Signature(r"SubprocPool unclean exit|failure in SubprocPool\._read_thread|SubprocPool closed",
-                  note="Inductor's parent lost the sidecar"),
-        # A user's own ProcessPoolExecutor, or a joblib/loky pool, breaks with the same words
-        # (NVIDIA-Merlin/HugeCTR#191): only one in Inductor's compile path is this issue.
-        Signature(r"BrokenProcessPool|process in the process pool was terminated abruptly",
-                  anchor=r"torch[/\\._]+_inductor|async_compile|compile_worker|codecache\.py",
-                  anchor_lines=25, anchor_says="Inductor's compile workers"),
-        Signature(r"SubprocException: An exception occurred in a subprocess", strength="partial",
-                  note="a job failed inside a compile worker: the cause is the traceback it carries"),
-    ),
-    workarounds=(
-        Workaround("Compile in the main process: Inductor then starts no worker pool (slower first compiles "
-                   "on many cores, nothing to fail)", "export TORCHINDUCTOR_COMPILE_THREADS=1", "env",
-                   applies={"torch": ">=2.1"}),
-        Workaround("torch 2.0 reads no variable: set torch._inductor.config.compile_threads = 1 before the "
-                   "first compile", None, "code", applies={"torch": "<2.1"}),
-        Workaround("Give /dev/shm room and make it writable. Docker: start the container with "
-                   "--shm-size=1g (its default is 64 MB) or --ipc=host; Kubernetes: mount an emptyDir with "
-                   "medium: Memory at /dev/shm; on a host, as root:",
-                   "mount -o remount,rw,size=1G /dev/shm", "other"),
-        Workaround("torch 2.4.0 talks to its sidecar over the sidecar's stdout, which anything printing "
-                   "there corrupts (pytorch#131070): upgrade to 2.4.1, which uses pipes of its own",
-                   "pip install --upgrade 'torch>=2.4.1'", "upgrade", applies={"torch": "==2.4.0"}),
-        Workaround("Where the sidecar itself fails (not /dev/shm: an in-process pool fails there too), go "
-                   "back to the pool forked from the compiling process",
-                   "export TORCHINDUCTOR_WORKER_START=fork", "env", applies={"torch": ">=2.4,!=2.6.*"}),
-    ),
-    rule=rule,
-    canary=Canary(
-        "compile_workers_fail.py",
-        devices=(DeviceKind.TOOLCHAIN,),
-        # ~15-20 s here: torch's import, the sidecar's own import of torch, one small C++ compile.
-        timeout_s=180.0,
-    ),
-)

@@ -15,16 +15,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status, Workaround
+from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, one, torch_source, version_tuple
 from inductor_doctor.kb._rules import not_installed
 
@@ -162,27 +154,6 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
                         Basis.VERSION)]
 
 
-#: An old GCC named anywhere (`gcc-7`, `g++ (GCC) 8.3.1`, collect_env's `GCC version: (Ubuntu 7.5.0...)
-#: 7.5.0`), or Inductor's own compile.
-_OLD_OR_INDUCTOR = (r"torchinductor|_inductor|cpp_builder|codecache|too old|devtoolset-[4-8]\b"
-                    r"|\bg(?:cc|\+\+)(?:-| \([^)\n]*\) )[4-8]\.|\bgcc version:? (?:\([^)\n]*\) )?[4-8]\.")
-_OLD_OR_INDUCTOR_SAYS = ("an old compiler (GCC 8 or older) or Inductor's own compile, which always asks "
-                         "for C++17")
-
-#: The issue's workarounds as written; `advise` orders them by what the probe found.
-ISSUE_WORKAROUNDS = (
-    Workaround("Install a newer GCC and point Inductor at it (Debian/Ubuntu example)",
-               "apt-get install -y g++-12 && export CXX=g++-12", "install",
-               applies={"torch": ">=2.1"}),
-    Workaround("torch 2.0 does not read CXX: name the compiler in code before the first compile, "
-               "e.g. torch._inductor.config.cpp.cxx = (\"g++-12\",)", None, "code",
-               applies={"torch": "<2.1"}),
-    Workaround("RHEL/CentOS: enable a gcc-toolset and use its g++", None, "install"),
-    Workaround("Or use conda-forge's compilers in the environment",
-               "conda install -c conda-forge cxx-compiler", "install"),
-)
-
-
 def advise(facts: Facts) -> List[Workaround]:
     """A newer compiler of the same family already on PATH (g++-12 beside an old g++) comes before
     installing one."""
@@ -200,39 +171,5 @@ def advise(facts: Facts) -> List[Workaround]:
     return list(Workaround.pick(ISSUE_WORKAROUNDS, there, drop=["apt-get install -y g++-12"]))
 
 
-ISSUE = KnownIssue(
-    id="compiler-too-old",
-    title="Inductor's C++ compiler is older than torch requires (GCC < 9, no -std=c++20)",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CPU,),
-    upstream=("pytorch/pytorch#130815", "pytorch/pytorch#101839", "pytorch/pytorch#120126",
-              "pytorch/pytorch#176659"),
-    aliases=("gcc-too-old", "old-gcc", "clang-too-old"),
-    summary=(
-        "torch 2.2.2 to 2.11's headers reject GCC < 9 and clang < 9 (`#error \"You're trying to build "
-        "PyTorch with a too old version of GCC. We need GCC 9 or later.\"`), and Inductor compiles with "
-        "-std=c++17 (-std=c++20 from torch 2.12, which needs GCC 10 or clang 10). On an old distribution "
-        "toolchain (CentOS 7's GCC 4.8, Debian 10's GCC 8.3) every CPU torch.compile fails with one of "
-        "those errors, or with options the compiler does not know."
-    ),
-    signatures=(
-        Signature(r"too old version of GCC\. We need GCC \d+ or later", note="c10/util/C++17.h"),
-        Signature(r"unrecognized command[- ]line option '-std=c\+\+2[0a]'",
-                  note="GCC < 10 with torch >= 2.12"),
-        # Both also stop a build whose own flags ask for C++14 with a compiler that knows C++17
-        # (pytorch#103371, facebookresearch/pytorch3d#1657): only an old compiler, or Inductor's
-        # compile (it always asks for C++17), makes them this issue.
-        Signature(r"C\+\+17 or later compatible compiler is required", note="ATen.h / torch/all.h",
-                  anchor=_OLD_OR_INDUCTOR, anchor_says=_OLD_OR_INDUCTOR_SAYS),
-        Signature(r"You need C\+\+17 to compile PyTorch",
-                  anchor=_OLD_OR_INDUCTOR, anchor_says=_OLD_OR_INDUCTOR_SAYS),
-        Signature(r"expected identifier before (?:'|‘)\[(?:'|’) token\s*\n\s*\[\[(?:un)?likely\]\]",
-                  note="GCC < 9 rejecting C++20 [[unlikely]] in Inductor's C++ (pytorch#130815)"),
-        Signature(r"unrecognized command[- ]line option '-m(?:avx512|amx)\w*'", strength="partial",
-                  note="an old GCC or binutils that does not know the ISA flags Inductor picks"),
-    ),
-    workarounds=ISSUE_WORKAROUNDS,
-    rule=rule,
-    advise=advise,
-    predict=predict,
-)
+#: The workarounds as the data file writes them; `advise` orders them by what the probe found.
+ISSUE_WORKAROUNDS = known_issue(__name__).workarounds

@@ -10,16 +10,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, List, Optional, Sequence
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.kb._builtin import issue_data
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -29,7 +21,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 #: non-type template parameter: 2.3.0 through 2.11.0 (`std::is_const<T>::value` in 2.3, `is_const_v`
 #: from 2.4); 2.1-2.2 and 2.12+ declare a plain `template <typename T>`, 2.0 no typed accessor at
 #: all. Read from every wheel by the release audit; `tools/release_audit.py check` holds it to that.
-AFFECTED_TORCH = ">=2.3,<2.12"
+#: The data file's `affected` range.
+AFFECTED_TORCH = issue_data(__name__)["affected"]["torch"]
 FIRST_CLANG_WITH_NEW_MANGLING = 18
 
 _ABI_COMPAT = re.compile(r"^-fclang-abi-compat=(\d+)")
@@ -114,88 +107,3 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     status = Status.AFFECTED if judged.share == "all" else Status.LIKELY
     return _v(status, f"{torch_part}; clang {major} mangles it with `Tn`, a symbol libtorch does not "
               "export (add -fclang-abi-compat=17 or use g++)")
-
-
-ISSUE = KnownIssue(
-    id="const-data-ptr-abi",
-    title="Extensions built with clang >= 18: undefined symbol at::TensorBase::const_data_ptr (Tn mangling)",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=(
-        "flashinfer-ai/flashinfer#872",
-        "pytorch/pytorch#169926",
-        "pytorch/pytorch#174898",
-        "pytorch/pytorch#175233",
-    ),
-    aliases=("clang-mangling", "const_data_ptr", "const-data-ptr", "clang-abi-compat"),
-    summary=(
-        "torch 2.3-2.11 declare `template <typename T, std::enable_if_t<!std::is_const_v<T>, int> = 0> "
-        "const T* const_data_ptr() const`. Clang 18 and later mangle that dependent non-type template "
-        "parameter with the new Itanium `Tn` prefix; GCC, which builds the official libtorch, does not. "
-        "A C++/CUDA extension built with clang >= 18 (FlashInfer, custom ops, cpp_extension JIT) then "
-        "references a symbol libtorch_cpu.so never exports, and fails at import with `undefined symbol`. "
-        "The doctor compiles the one-line call with your CXX and CXXFLAGS and looks the referenced "
-        "symbol up in libtorch_cpu.so, so the verdict is per compiler and flags."
-    ),
-    affected={"torch": AFFECTED_TORCH},
-    fixed={"torch": "2.12.0"},
-    signatures=(
-        Signature(
-            r"undefined symbol:?\s*_ZNK2at10TensorBase14const_data_ptrI\w*?TnNSt9enable_if\w*",
-            note="clang >= 18 mangling of at::TensorBase::const_data_ptr<T>() (not exported by libtorch)",
-        ),
-        Signature(
-            r"undefined (?:symbol|reference to)\W*[\w:<>,* ]*?"
-            r"at::TensorBase::const_data_ptr<[\w:, ]+>\(\) const",
-            note="the same missing symbol, demangled (llvm-cxxfilt/lld spelling)",
-        ),
-        Signature(
-            r"_ZNK2at10TensorBase14const_data_ptrI\w*?Tn\w*",
-            strength="partial",
-            note="the Tn-mangled const_data_ptr symbol in an nm/ldd listing",
-        ),
-        Signature(
-            r"at::TensorBase::const_data_ptr<[^<>()\n]+, 0>\(\) const",
-            strength="partial",
-            note="the same template demangled in a symbol listing (pytorch#169926)",
-        ),
-    ),
-    workarounds=(
-        Workaround(
-            "Keep clang's pre-18 mangling for the extension build, then rebuild it. Through CFLAGS: "
-            "setuptools and torch's ninja build put CFLAGS on every compile line, CXXFLAGS only on the "
-            "link line; torch.utils.cpp_extension.load() reads neither (pass "
-            "extra_cflags=['-fclang-abi-compat=17']); for CUDA sources add -Xcompiler "
-            "-fclang-abi-compat=17 to the host flags",
-            'export CFLAGS="$CFLAGS -fclang-abi-compat=17"',
-            "env",
-            applies={"torch": ">=2.3,<2.12"},
-        ),
-        Workaround(
-            "FlashInfer's JIT builds read their own variable (flashinfer/jit/cpp_ext.py)",
-            'export FLASHINFER_EXTRA_CFLAGS="$FLASHINFER_EXTRA_CFLAGS -fclang-abi-compat=17"',
-            "env",
-            applies={"torch": ">=2.3,<2.12"},
-        ),
-        Workaround(
-            "Build the extension with GCC, which mangles const_data_ptr the way libtorch exports it",
-            "export CXX=g++",
-            "env",
-        ),
-        Workaround(
-            "In the extension's source, call data_ptr<T>() or mutable_data_ptr<T>() (or the untyped "
-            "const_data_ptr() plus a cast) instead of const_data_ptr<T>(): they have no enable_if template "
-            "parameter and mangle the same with every compiler",
-            None,
-            "code",
-        ),
-        Workaround(
-            "Move to torch 2.12 or later, whose headers declare a plain template <typename T> "
-            "const_data_ptr, and rebuild the extension against it",
-            'pip install "torch>=2.12"',
-            "upgrade",
-        ),
-    ),
-    rule=rule,
-    predict=predict,
-)

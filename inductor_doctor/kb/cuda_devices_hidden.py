@@ -14,16 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -81,46 +72,3 @@ def _int(value: object) -> Optional[int]:
         return int(str(value)) if value is not None else None
     except ValueError:
         return None
-
-
-ISSUE = KnownIssue(
-    id="cuda-devices-hidden",
-    title="GPUs hidden or misnamed: CUDA_VISIBLE_DEVICES or LOCAL_RANK name GPUs torch will not see",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "pytorch/examples#115",
-        "thuml/Autoformer#25",
-        "meta-llama/llama#946",
-        "ACEsuit/mace#435",
-    ),
-    aliases=("cuda-visible-devices", "invalid-device-ordinal", "no-cuda-gpus-available"),
-    summary=(
-        "nvidia-smi lists the GPUs, but torch sees none or fewer: CUDA_VISIBLE_DEVICES is empty, names "
-        "an index beyond the GPUs there are, a UUID or MIG id that is not on this machine, or repeats an "
-        "entry (CUDA stops reading at the first entry that names no GPU, and hides every GPU on a "
-        "repeat). Or LOCAL_RANK is beyond the visible count. torch.cuda.is_available() is False ('No "
-        "CUDA GPUs are available', 'Found no NVIDIA driver on your system' in some versions), or "
-        "torch.cuda.set_device(LOCAL_RANK) fails with 'CUDA error: invalid device ordinal'."
-    ),
-    signatures=(
-        Signature(r"(?:CUDA error|cuda runtime error \(\d+\)) ?: invalid device ordinal",
-                  note="cudaErrorInvalidDevice: a GPU index torch does not see"),
-        Signature(r"No CUDA GPUs are available", strength="partial",
-                  note="torch.cuda lazy init with no visible GPU; also a host or container without any"),
-        Signature(r"CUDA_VISIBLE_DEVICES", strength="partial"),
-        Signature(r"device \d+ is not visible \(CUDA_VISIBLE_DEVICES=",
-                  note="torch.cuda._get_nvml_device_index"),
-    ),
-    workarounds=(
-        Workaround("See the GPUs and their UUIDs the driver lists, then name existing ones", "nvidia-smi -L",
-                   "other"),
-        Workaround("Unset it to see every GPU (or list indices below the GPU count, each once)",
-                   "unset CUDA_VISIBLE_DEVICES", "env"),
-        Workaround("Under torchrun, start at most as many processes per node as GPUs are visible: "
-                   "`--nproc-per-node gpu` starts one per visible GPU", None, "flag"),
-        Workaround("Number GPUs as nvidia-smi does when CUDA_VISIBLE_DEVICES uses indices on a host with "
-                   "different GPU models", "export CUDA_DEVICE_ORDER=PCI_BUS_ID", "env"),
-    ),
-    rule=rule,
-)

@@ -21,16 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.core.releases import CUDA_MIN_DRIVER
 from inductor_doctor.kb._catalog import dotted, gpu_sm, one, outcome, torch_label, version_tuple
 from inductor_doctor.kb._gpus import support
@@ -157,47 +148,3 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     if unknown:
         return [RuleOutcome(Status.INCONCLUSIVE, unknown[0], Basis.VERSION)]
     return [RuleOutcome(Status.OK, good[0], Basis.VERSION)]
-
-
-ISSUE = KnownIssue(
-    id="cuda-driver-too-old",
-    title="NVIDIA driver too old for torch's CUDA ('The NVIDIA driver on your system is too old')",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "lllyasviel/Fooocus#1313",
-        "lllyasviel/Omost#120",
-        "serend1p1ty/SeqNet#36",
-        "IEIT-Yuan/Yuan-2.0#65",
-    ),
-    aliases=("driver-too-old", "cuda-driver-insufficient", "found-version"),
-    summary=(
-        "torch's CUDA runtime needs a driver of the same CUDA major release: a cu12x wheel needs a driver "
-        ">= 525, a cu13x wheel >= 580 (a 12.x runtime runs on any 12.x driver through minor-version "
-        "compatibility). On an older driver torch warns `CUDA initialization: The NVIDIA driver on your "
-        "system is too old (found version 11040)`, torch.cuda.is_available() is False, and the first CUDA "
-        "call raises the same message (or `CUDA driver version is insufficient for CUDA runtime "
-        "version`). Update the driver, or install the torch build of the driver's CUDA."
-    ),
-    signatures=(
-        Signature(r"The NVIDIA driver on your system is too old \(found version \d+\)",
-                  note="c10/cuda/CUDAFunctions.cpp on cudaErrorInsufficientDriver"),
-        Signature(r"CUDA driver version is insufficient for CUDA runtime version", strength="partial",
-                  note="cudaErrorInsufficientDriver; also a container started without GPU access"),
-        Signature(r"PTX was compiled with an unsupported toolchain", strength="partial",
-                  note="a driver older than the PTX it must JIT (see also triton-ptxas-driver)"),
-    ),
-    workarounds=(
-        Workaround("Update the NVIDIA driver to one of torch's CUDA major release (CUDA 12: >= 525; CUDA 13: "
-                   ">= 580)", None, "upgrade"),
-        Workaround("Or install the torch build of the CUDA the driver supports (nvidia-smi shows it top "
-                   "right; cu126 shown)",
-                   "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126",
-                   "install"),
-        Workaround("On data-center GPUs, NVIDIA's forward-compatibility package runs a newer CUDA on an "
-                   "older driver (cuda-compat-<version>, then its lib directory on LD_LIBRARY_PATH)", None,
-                   "install"),
-    ),
-    rule=rule,
-    predict=predict,
-)

@@ -19,16 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import one, torch_label
 from inductor_doctor.kb._rules import not_installed
 
@@ -92,77 +83,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     live = " (and the live torch mapped them)" if any(lib.loaded for lib in libs) else ""
     return one(Status.OK, f"all {checked} CUDA libraries of torch's nvidia-* wheels load from the wheels"
                f"{live}")
-
-
-#: The log's own LD_LIBRARY_PATH naming a CUDA, cuDNN or NVIDIA library directory (`LD_LIBRARY_PATH=...`,
-#: `export LD_LIBRARY_PATH=...`, `echo $LD_LIBRARY_PATH` then its value, a collect_env line).
-_LD_PATH = (r"LD_LIBRARY_PATH\W{0,6}(?:[^\n]*\n)?[^\n]*(?:cuda|cudnn|nvidia|hpc_sdk|math_libs)[^\n:]*"
-            r"(?:lib|lib64)\b")
-_LD_PATH_SAYS = "LD_LIBRARY_PATH naming a CUDA library directory (its libraries win over the wheels')"
-
-ISSUE = KnownIssue(
-    id="cuda-libs-shadowed",
-    title="CUDA libraries shadowed: LD_LIBRARY_PATH or a system CUDA loads instead of torch's nvidia wheels",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "pytorch/pytorch#134929",
-        "pytorch/pytorch#152783",
-        "pytorch/pytorch#138460",
-        "pytorch/pytorch#111469",
-        "infiniflow/ragflow#4466",
-        "vllm-project/vllm#6118",
-        "NVIDIA/cuvs#1794",
-    ),
-    aliases=("nvjitlink-undefined-symbol", "ld-library-path-cuda", "libcusparse-undefined-symbol"),
-    summary=(
-        "A pip-installed torch uses the CUDA libraries of its nvidia-* wheels. A system CUDA toolkit or "
-        "conda environment on LD_LIBRARY_PATH (or an LD_PRELOAD) can load another libnvJitLink, libcudart, "
-        "libcublas or libcudnn in their place: the wheels' libraries search LD_LIBRARY_PATH before their "
-        "own RUNPATH. When that copy is older, `import torch` fails with `libcusparse.so.12: undefined "
-        "symbol: __nvJitLinkComplete_12_4, version libnvJitLink.so.12`; when it is merely different, "
-        "kernels fail later. torch >= 2.6 preloads nvJitLink and NVRTC from the wheels to avoid the "
-        "first; remove the CUDA directory from LD_LIBRARY_PATH."
-    ),
-    signatures=(
-        Signature(r"nvidia/\w+/lib/lib\w+\.so\.\d+: undefined symbol: __nvJitLink\w+, version "
-                  r"libnvJitLink\.so\.\d+",
-                  note="a wheel's libcusparse/libcusolver bound to an older libnvJitLink"),
-        # The same mismatch beside the log's own LD_LIBRARY_PATH naming a CUDA library directory: the
-        # directory whose libraries win over the wheels' is in the log, so it is this issue.
-        Signature(r"undefined symbol: __nvJitLink\w+, version libnvJitLink\.so\.\d+",
-                  anchor=_LD_PATH, anchor_says=_LD_PATH_SAYS,
-                  note="a libcusparse bound to an older libnvJitLink that LD_LIBRARY_PATH puts first"),
-        Signature(r"undefined symbol: __nvJitLink\w+, version libnvJitLink\.so\.\d+", strength="partial",
-                  note="the same mismatch, wherever libcusparse came from"),
-        # torch's own check of the cuDNN it finds against the one it was built with, in each wording:
-        # torch/backends/cudnn/__init__.py
-        # - 2.x (2.5.1 line 48, 2.6.0 line 48, 2.9.0 line 55, 2.13.0 line 61, read in the installed
-        #   wheels): "cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but found
-        #   runtime version (8, 9, 2). PyTorch already comes bundled with cuDNN. ..." (two spaces, and
-        #   "Looks like your LD_LIBRARY_PATH contains incompatible version of cudnn" where it names one);
-        # - 1.x with tuples (the releases with `allow_tf32`, 1.7 on): "cuDNN version incompatibility:
-        #   PyTorch was compiled against (8, 0, 4) but linked against (7, 6, 5)";
-        # - 1.x before, with integers: "cuDNN version incompatibility: PyTorch was compiled against 7603
-        #   but linked against 7005", and the oldest "cuDNN version mismatch: ...".
-        Signature(r"cuDNN version (?:incompatibility|mismatch): PyTorch was compiled\s+against "
-                  r"(?:\(\d+, \d+, \d+\)|\d+)\s+but\s+(?:found runtime version|linked against) "
-                  r"(?:\(\d+, \d+, \d+\)|\d+)", note="torch/backends/cudnn: another libcudnn"),
-        Signature(r"undefined symbol: \w+, version libcu\w+\.so\.\d+", strength="partial"),
-    ),
-    workarounds=(
-        Workaround("Take the system CUDA out of the loader's path for Python (torch brings its own)",
-                   "unset LD_LIBRARY_PATH", "env"),
-        Workaround("Or put the wheel's directory first, e.g. for nvJitLink",
-                   "export LD_LIBRARY_PATH=\"$(python -c 'import nvidia.nvjitlink, os; "
-                   "print(os.path.dirname(nvidia.nvjitlink.__file__))')/lib:$LD_LIBRARY_PATH\"", "env"),
-        Workaround("Where the wheel itself is too old (another package pinned it), reinstall the one torch "
-                   "requires", "pip install -U --force-reinstall nvidia-nvjitlink-cu12", "install"),
-        Workaround("Or upgrade to torch >= 2.6, which preloads nvJitLink and NVRTC from its wheels",
-                   "pip install -U 'torch>=2.6'", "upgrade"),
-        Workaround("See which copies a live torch maps",
-                   "python -c 'import torch; print(open(\"/proc/self/maps\").read())' "
-                   "| grep -E 'libcu|libnv' | awk '{print $6}' | sort -u", "other"),
-    ),
-    rule=rule,
-)

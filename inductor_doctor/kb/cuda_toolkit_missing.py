@@ -17,15 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one, torch_label, version_tuple
 from inductor_doctor.kb._rules import not_installed
 
@@ -65,51 +57,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    f"CUDA version ({tk.nvcc_version}) mismatches the version that was used to compile "
                    f"PyTorch ({t.cuda})')", nvcc=tk.nvcc_version, torch_cuda=t.cuda)
     return one(Status.OK, f"{home}: nvcc {tk.nvcc_version} and cuda_runtime.h, for torch's CUDA {t.cuda}")
-
-
-ISSUE = KnownIssue(
-    id="cuda-toolkit-missing",
-    title="No CUDA toolkit (nvcc, CUDA_HOME, cuda_runtime.h) for AOTInductor or CUDA extensions",
-    severity=Severity.WARNING,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=(
-        "pytorch/pytorch#197765",
-        "pytorch/pytorch#150442",
-        "pytorch/torchchat#68",
-    ),
-    aliases=("cuda-home-not-set", "nvcc-missing", "aoti-cuda-home"),
-    summary=(
-        "A pip-installed torch runs and torch.compile works without a local CUDA toolkit, but AOTInductor "
-        "(aoti_compile_and_package) and CUDA extensions compile against CUDA_HOME's headers and nvcc. "
-        "With no CUDA_HOME/CUDA_PATH, no nvcc on PATH and no /usr/local/cuda they fail with `OSError: "
-        "CUDA_HOME environment variable is not set. Please set it to your CUDA install root.`; with a "
-        "toolkit lacking headers with `cuda_runtime_api.h: No such file or directory`; with an nvcc of "
-        "another CUDA major release with `The detected CUDA version (...) mismatches the version that was "
-        "used to compile PyTorch (...)`."
-    ),
-    signatures=(
-        Signature(r"CUDA_HOME environment variable is not set",
-                  note="torch.utils.cpp_extension._join_cuda_home"),
-        Signature(r"_join_cuda_home\(", note="a traceback through _join_cuda_home: it only raises for "
-                  "a missing CUDA_HOME"),
-        Signature(r"The detected CUDA version \([\d.]+\) mismatches the version that was used to compile\s*"
-                  r"PyTorch", note="torch.utils.cpp_extension._check_cuda_version (a major release apart)"),
-        Signature(r"CUDA was not found on the system, please set the CUDA_HOME or the CUDA_PATH",
-                  note="torch.utils.cpp_extension._check_cuda_version"),
-        Signature(r"nvcc not found at '[^']*'\. Ensure CUDA path",
-                  note="cpp_extension: CUDA_HOME without nvcc"),
-        Signature(r"fatal error: (?:cuda_runtime(?:_api)?|cuda)\.h: No such file or directory",
-                  strength="partial", note="CUDA headers missing from the include path"),
-    ),
-    workarounds=(
-        Workaround("Install the CUDA toolkit of torch's CUDA release (12.8 shown; the distribution's "
-                   "cuda-toolkit-12-8 package or NVIDIA's installer) and point CUDA_HOME at it",
-                   "export CUDA_HOME=/usr/local/cuda-12.8 PATH=/usr/local/cuda-12.8/bin:$PATH", "env"),
-        Workaround("Without root, pip provides nvcc and the headers for the same release",
-                   "pip install 'nvidia-cuda-nvcc-cu12==12.8.*' 'nvidia-cuda-runtime-cu12==12.8.*'",
-                   "install"),
-        Workaround("Only torch.compile (not AOTInductor or extensions)? Nothing to do: it needs no toolkit",
-                   None, "other"),
-    ),
-    rule=rule,
-)

@@ -13,16 +13,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status, Workaround
+from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, compiler_missing, one
 from inductor_doctor.kb._rules import not_installed
 
@@ -47,21 +39,6 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if cxx.works is None:
         return one(Status.INCONCLUSIVE, "Inductor's C++ compiler was not probed")
     return one(Status.OK, f"Inductor compiles with {compiler_label(cxx)}")
-
-
-#: The issue's workarounds as written; `advise` orders them by what the probe found.
-ISSUE_WORKAROUNDS = (
-    Workaround("Install a C++ compiler (Debian/Ubuntu)", "apt-get install -y g++", "install"),
-    Workaround("Or point Inductor at one that exists", "export CXX=/usr/bin/g++", "env",
-               applies={"torch": ">=2.1"}),
-    Workaround("torch 2.0 does not read CXX: name the compiler in code before the first compile, "
-               "e.g. torch._inductor.config.cpp.cxx = (\"/usr/bin/g++\",)", None, "code",
-               applies={"torch": "<2.1"}),
-    Workaround("On Windows, run from a 'x64 Native Tools Command Prompt for VS' so that cl.exe is on "
-               "PATH", None, "other"),
-    Workaround("Where conda is available, let Inductor install g++ into its cache itself",
-               "export TORCH_INDUCTOR_INSTALL_GXX=1", "env"),
-)
 
 
 def advise(facts: Facts) -> List[Workaround]:
@@ -92,33 +69,5 @@ def advise(facts: Facts) -> List[Workaround]:
     return list(Workaround.pick(ISSUE_WORKAROUNDS, *first, drop=drop))
 
 
-ISSUE = KnownIssue(
-    id="cxx-compiler-missing",
-    title="No working C++ compiler for Inductor's CPU backend (InvalidCxxCompiler)",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CPU,),
-    upstream=(
-        "pytorch/pytorch#92745",
-        "pytorch/pytorch#157458",
-        "pytorch/pytorch#132533",
-        "pytorch/pytorch#149310",
-    ),
-    aliases=("InvalidCxxCompiler", "no-cxx", "no-working-cxx-compiler", "cl-not-found"),
-    summary=(
-        "torch.compile on CPU generates C++ and builds it with `CXX`, else `g++` (`clang++` on macOS, "
-        "`cl` on Windows). Without one on PATH, or with a CXX that does not run, every CPU compile "
-        "fails with `InvalidCxxCompiler: No working C++ compiler found in "
-        "torch._inductor.config.cpp.cxx: (None, 'g++')` (Windows: `Compiler: cl is not found.`). GPU "
-        "compiles do not need it."
-    ),
-    signatures=(
-        Signature(r"No working C\+\+ compiler found", note="torch._inductor.exc.InvalidCxxCompiler"),
-        Signature(r"InvalidCxxCompiler", strength="partial",
-                  note="the exception's name alone: also in source lines a traceback quotes"),
-        Signature(r"Compiler: \S+ is not found", note="Windows: MSVC's cl.exe is not on PATH"),
-    ),
-    workarounds=ISSUE_WORKAROUNDS,
-    rule=rule,
-    advise=advise,
-    canary=Canary("cxx_compiler_missing.py", devices=(DeviceKind.CPU,), timeout_s=120.0),
-)
+#: The workarounds as the data file writes them; `advise` orders them by what the probe found.
+ISSUE_WORKAROUNDS = known_issue(__name__).workarounds

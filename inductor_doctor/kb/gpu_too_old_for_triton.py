@@ -10,16 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import gpu_sm, is_gpu_torch, one, outcome, torch_label
 from inductor_doctor.kb._gpus import no_visible_gpu
 from inductor_doctor.kb._rules import not_installed
@@ -64,34 +55,3 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
         return [RuleOutcome(Status.AFFECTED, f"sm_{inp.gpu_sm} is below 7.0: Triton (and so GPU "
                             "torch.compile) does not support it", Basis.VERSION)]
     return [RuleOutcome(Status.OK, f"sm_{inp.gpu_sm} is 7.0 or newer", Basis.VERSION)]
-
-
-ISSUE = KnownIssue(
-    id="gpu-too-old-for-triton",
-    title="GPU compute capability below 7.0: Triton cannot compile for it (GPUTooOldForTriton)",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=("pytorch/pytorch#93801", "vllm-project/vllm#14547"),
-    aliases=("GPUTooOldForTriton", "cuda-capability-7", "pascal"),
-    summary=(
-        "Triton only generates code for NVIDIA GPUs of compute capability 7.0 (Volta) and newer. On a "
-        "Pascal or Maxwell card (GTX 10xx, P100, P40, ...) Inductor refuses to build a GPU backend: "
-        "`Found <GPU> which is too old to be supported by the triton GPU compiler ... Triton only "
-        "supports devices of CUDA Capability >= 7.0`. Eager mode still works."
-    ),
-    signatures=(
-        Signature(r"too old to be supported by the triton GPU compiler",
-                  note="torch._inductor.exc.GPUTooOldForTriton"),
-        Signature(r"Triton only supports devices of CUDA Capability >= 7\.0"),
-        Signature(r"GPUTooOldForTriton"),
-    ),
-    workarounds=(
-        Workaround("Compile without Inductor's Triton backend: keep the capture, run eager kernels",
-                   None, "code"),
-        Workaround("For example torch.compile(model, backend=\"aot_eager\"), or backend=\"cudagraphs\"",
-                   None, "code"),
-        Workaround("Run the compiled model on a Volta (sm_70) or newer GPU", None, "other"),
-    ),
-    rule=rule,
-    predict=predict,
-)

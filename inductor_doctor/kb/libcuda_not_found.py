@@ -17,15 +17,7 @@ from typing import TYPE_CHECKING, List
 
 from packaging.version import Version
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import no_gpu, one
 from inductor_doctor.kb._gpus import hidden_reason
 from inductor_doctor.kb._rules import not_installed, release
@@ -78,46 +70,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return one(Status.INCONCLUSIVE, f"libcuda.so.1 found ({cuda.libcuda_paths[0]}); whether a plain "
                    "libcuda.so is next to it is unknown")
     return one(Status.OK, f"libcuda found where Triton looks ({cuda.libcuda_paths[0]}, with libcuda.so)")
-
-
-ISSUE = KnownIssue(
-    id="libcuda-not-found",
-    title="Triton cannot find or link libcuda ('libcuda.so cannot found!', 'cannot find -lcuda')",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "triton-lang/triton#2110",
-        "triton-lang/triton#1981",
-        "triton-lang/triton#2019",
-        "triton-lang/triton#2883",
-        "triton-lang/triton#3862",
-    ),
-    aliases=("libcuda-so-cannot-found", "lcuda"),
-    summary=(
-        "Triton compiles a launcher for every kernel and links it against the driver library with "
-        "`-lcuda`. It finds libcuda through TRITON_LIBCUDA_PATH, the `ldconfig -p` cache or "
-        "LD_LIBRARY_PATH, and the linker needs an unversioned `libcuda.so` there. With only "
-        "`libcuda.so.1` (typical in containers, WSL and Colab) or a stale loader cache, every GPU "
-        "compile fails with `AssertionError: libcuda.so cannot found!` or `/usr/bin/ld: cannot find -lcuda`."
-    ),
-    signatures=(
-        Signature(r"libcuda\.so cannot found", note="Triton's libcuda_dirs() assertion"),
-        Signature(r"cannot find -lcuda", note="the launcher link without a plain libcuda.so"),
-        Signature(r"Failed to open libcuda\.so\.1", strength="partial"),
-        Signature(r"skipping incompatible \S*libcuda\.so when searching for -lcuda", strength="partial",
-                  note="ld found only a 32-bit libcuda.so: the link fails next (pytorch#123159)"),
-    ),
-    workarounds=(
-        Workaround("Refresh the loader cache so that it lists libcuda.so.1", "ldconfig", "other"),
-        Workaround("Tell Triton where the driver library is (WSL keeps it in /usr/lib/wsl/lib); Triton "
-                   "2.0 and 2.1 do not read this variable",
-                   "export TRITON_LIBCUDA_PATH=/usr/lib/wsl/lib", "env", applies={"triton": ">=2.2"}),
-        Workaround("Create the unversioned link next to libcuda.so.1 (Triton before 3.6 links -lcuda; from "
-                   "3.6 it links libcuda.so.1 itself and needs no link). The command stops when the loader "
-                   "cache lists no libcuda.so.1, instead of creating ./libcuda.so: run ldconfig first",
-                   "lib=\"$(ldconfig -p | awk '/libcuda\\.so\\.1 /{print $NF; exit}')\" && "
-                   "test -n \"$lib\" && ln -sf libcuda.so.1 \"$(dirname \"$lib\")/libcuda.so\"",
-                   "other", applies={"triton": "<3.6"}),
-    ),
-    rule=rule,
-)

@@ -14,16 +14,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import compiler_label, dotted, one, version_tuple
 from inductor_doctor.kb._rules import not_installed
 
@@ -87,48 +78,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    f"loaded: {lib}")
     return one(Status.INCONCLUSIVE, f"which libstdc++ {compiler_label(cxx)} links is not known; this "
                f"Python loads {lib}")
-
-
-_PYTHON_LOAD = r"ImportError|OSError|required by [^)\n]*\.so\b"
-_PYTHON_LOAD_SAYS = "a Python import of a compiled module (an ImportError, or a .so that needs it)"
-
-ISSUE = KnownIssue(
-    id="libstdcxx-too-old",
-    title="Loaded libstdc++ older than the compiler's: \"version `GLIBCXX_3.4.30' not found\"",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CPU,),
-    upstream=("pytorch/pytorch#137826", "pytorch/pytorch#87279", "pytorch/pytorch#157709"),
-    aliases=("glibcxx", "GLIBCXX-not-found", "cxxabi-not-found"),
-    summary=(
-        "Inductor's CPU kernels are built with the system g++ and linked against its libstdc++, then "
-        "loaded into a process that already holds another libstdc++: a conda env's, or one bundled with "
-        "the interpreter. If that one is older, the kernel fails to load with `ImportError: ... "
-        "libstdc++.so.6: version `GLIBCXX_3.4.30' not found` (or `CXXABI_1.3.x`). It also hits kernels "
-        "cached by a newer compiler and reused elsewhere."
-    ),
-    signatures=(
-        # A standalone program or build tool (cmake, a C++ binary) that needs a newer libstdc++
-        # prints the same (pytorch#3147, MBoemo/DNAscent#4): a Python import of a compiled module is this.
-        Signature(r"version `?'?GLIBCXX_3\.4\.\d+'? not found",
-                  note="a symbol version the loaded libstdc++ lacks",
-                  anchor=_PYTHON_LOAD, anchor_lines=0, anchor_says=_PYTHON_LOAD_SAYS),
-        Signature(r"version `?'?CXXABI_1\.3\.\d+'? not found",
-                  anchor=_PYTHON_LOAD, anchor_lines=0, anchor_says=_PYTHON_LOAD_SAYS),
-    ),
-    workarounds=(
-        Workaround("In a conda env, install a libstdc++ at least as new as the system compiler's",
-                   "conda install -c conda-forge 'libstdcxx-ng>=12'", "install"),
-        Workaround("Or preload the system libstdc++ ahead of the env's",
-                   "export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "env"),
-        Workaround("Or build with the env's own compiler, which matches its libstdc++",
-                   "conda install -c conda-forge cxx-compiler && "
-                   "export CXX=\"$CONDA_PREFIX/bin/x86_64-conda-linux-gnu-c++\"",
-                   "install"),
-        Workaround("Clear the kernels cached by another toolchain, in the directory torch itself uses (it "
-                   "follows TORCHINDUCTOR_CACHE_DIR, TMPDIR and getpass.getuser(), not $USER, which "
-                   "containers often leave unset)",
-                   "d=\"$(python -c 'from torch._inductor.codecache import cache_dir; print(cache_dir())')\" "
-                   "&& rm -rf -- \"$d\"", "other"),
-    ),
-    rule=rule,
-)

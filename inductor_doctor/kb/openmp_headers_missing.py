@@ -13,15 +13,8 @@ import os
 import re
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status, Workaround
+from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, compiler_major, one
 from inductor_doctor.kb._rules import not_installed
 
@@ -50,18 +43,6 @@ def rule(facts: Facts) -> List[RuleOutcome]:
             hint = f"; install libomp-{major}-dev" if major else "; install the LLVM OpenMP runtime (libomp)"
     return one(Status.AFFECTED, f"{compiler_label(cxx)} cannot compile `#include <omp.h>` with -fopenmp"
                + (f" ({detail})" if detail else "") + hint, compiler=cxx.path, error=detail)
-
-
-#: The issue's workarounds as written; `advise` orders them by what the probe found.
-ISSUE_WORKAROUNDS = (
-    Workaround("Use GCC for Inductor (it ships OpenMP)", "export CXX=g++", "env"),
-    Workaround("Or install the LLVM OpenMP runtime of your clang's own major version (Debian/Ubuntu: "
-               "libomp-dev is the distribution's default LLVM, 14 on bookworm, whose omp.h clang 16 or "
-               "19 does not search)",
-               'apt-get install -y "libomp-$(${CXX:-clang++} -dumpversion | cut -d. -f1)-dev"',
-               "install"),
-    Workaround("macOS: install libomp", "brew install libomp", "install"),
-)
 
 
 def advise(facts: Facts) -> List[Workaround]:
@@ -97,33 +78,5 @@ def advise(facts: Facts) -> List[Workaround]:
     return list(Workaround.pick(ISSUE_WORKAROUNDS, *first, *gxx, drop=drop))
 
 
-ISSUE = KnownIssue(
-    id="openmp-headers-missing",
-    title="Inductor's C++ compiler has no OpenMP: \"'omp.h' file not found\"",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CPU,),
-    upstream=(
-        "pytorch/pytorch#95708",
-        "pytorch/pytorch#125243",
-        "pytorch/pytorch#122705",
-        "pytorch/pytorch#107111",
-    ),
-    aliases=("omp-h", "libomp", "openmp"),
-    summary=(
-        "Every CPU kernel Inductor generates is compiled with -fopenmp and includes omp.h. GCC brings "
-        "its own OpenMP (libgomp); clang does not: with CXX=clang++ on Linux and no `libomp-<N>-dev`, or "
-        "with Apple clang on macOS and no Homebrew libomp, every CPU torch.compile fails with `fatal "
-        "error: 'omp.h' file not found`. A second OpenMP runtime in the process shows as `OMP: Error "
-        "#15 ... libomp.dylib already initialized`."
-    ),
-    signatures=(
-        Signature(r"'omp\.h' file not found", note="clang without the LLVM OpenMP headers"),
-        Signature(r"omp\.h: No such file or directory", note="gcc wording"),
-        Signature(r"unsupported option '-fopenmp'", note="Apple clang"),
-        Signature(r"OMP: Error #15", strength="partial",
-                  note="two OpenMP runtimes loaded (macOS, conda): a related symptom"),
-    ),
-    workarounds=ISSUE_WORKAROUNDS,
-    rule=rule,
-    advise=advise,
-)
+#: The workarounds as the data file writes them; `advise` orders them by what the probe found.
+ISSUE_WORKAROUNDS = known_issue(__name__).workarounds

@@ -11,15 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -65,37 +57,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     return one(Status.INCONCLUSIVE, f"{how}: a platform inductor-doctor does not cover yet — "
                f"{UNCOVERED[name]}. Rows that read ok there are about the parts the doctor knows, "
                "not a clean bill of health")
-
-
-ISSUE = KnownIssue(
-    id="platform-not-covered",
-    title="A platform the checks are not written for (ROCm, Intel XPU, Apple MPS, Windows)",
-    severity=Severity.WARNING,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=("ROCm/TheRock#2006", "triton-lang/triton#3917", "pytorch/pytorch#170508"),
-    aliases=("rocm", "xpu", "mps", "windows", "unsupported-platform"),
-    summary=(
-        "inductor-doctor's checks read NVIDIA's GPU stack and a Linux C++ toolchain. On a ROCm build "
-        "(where torch still names the GPUs `cuda`), an Intel XPU build, macOS (MPS) or Windows (MSVC, "
-        "triton-windows), the rows it can show are about the parts it knows; the rest of the stack is "
-        "not checked, and the doctor says so before the matrix instead of letting rows read as health."
-    ),
-    signatures=(
-        # The one error of these platforms the doctor knows so far: Triton's AMD backend without
-        # ROCm's linker (ROCm/TheRock#2006; TRITON_HIP_LLD_PATH, triton-lang/triton#3917).
-        Signature(r"ROCm linker \S*ld\.lld not found",
-                  note="Triton's AMD backend did not find ROCm's ld.lld: set TRITON_HIP_LLD_PATH"),
-    ),
-    workarounds=(
-        Workaround("ROCm: Triton needs ROCm's own linker; point it there when it is not found "
-                   "(\"ld.lld not found. Set TRITON_HIP_LLD_PATH\")",
-                   'export TRITON_HIP_LLD_PATH="${ROCM_PATH:-/opt/rocm}/llvm/bin/ld.lld"', "env"),
-        Workaround("Windows: run from an \"x64 Native Tools Command Prompt for VS\" so that cl.exe "
-                   "targets x64, and install triton-windows pinned to your torch (see triton-missing)",
-                   None, "other"),
-        Workaround("Report what failed on your platform with `inductor-doctor report --log FILE`: the "
-                   "compile-stack facts are still read there", None, "other"),
-    ),
-    rule=rule,
-    headline=True,
-)

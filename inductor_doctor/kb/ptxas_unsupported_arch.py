@@ -13,16 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
 from inductor_doctor.kb._ptxas import knows_arch, missing, ptxas_for
 from inductor_doctor.kb._rules import not_installed
@@ -152,59 +143,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
             out.append(outcome(Status.OK, f"{label} supports sm_{arch} by its release ({_since(arch)})",
                                Basis.VERSION, device=gpu.device))
     return out
-
-
-ISSUE = KnownIssue(
-    id="ptxas-unsupported-arch",
-    title="Triton's ptxas does not know the GPU: \"Value 'sm_120' is not defined for option 'gpu-name'\"",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "triton-lang/triton#8539",
-        "fishaudio/fish-speech#907",
-        "triton-inference-server/server#8632",
-    ),
-    aliases=("gpu-name-not-defined", "sm_120", "blackwell-ptxas"),
-    summary=(
-        "The ptxas Triton runs for the GPU (its bundled `ptxas` or `ptxas-blackwell`, or the override "
-        "it reads for that GPU) must know the GPU's architecture. On a GPU newer than that ptxas "
-        "(RTX 50xx/B200 = sm_120/sm_100 need CUDA 12.8, DGX Spark sm_121 needs 12.9, Thor sm_110 needs "
-        "13.0), or older than a CUDA 13 ptxas supports (sm_70/sm_72), every Triton kernel, and so every "
-        "GPU torch.compile, fails with `ptxas fatal : Value 'sm_120a' is not defined for option "
-        "'gpu-name'`."
-    ),
-    signatures=(
-        Signature(r"Value '?sm_\d+[a-z]?'? is not defined for option '?gpu-name'?",
-                  note="ptxas older than the GPU architecture"),
-        Signature(r"ptxas fatal\s*:.*gpu-name", strength="partial"),
-        Signature(r"ptxas\b[^\n]{0,400}--gpu-name[= ]'?sm_\d+a?\b[^\n]{0,400}returned non-zero exit status",
-                  strength="partial",
-                  note="an excerpt: Triton's ptxas command line for an architecture and its exit status, "
-                       "without ptxas's own message"),
-    ),
-    workarounds=(
-        Workaround("Point Triton at the ptxas of a CUDA toolkit that knows the GPU (12.8 for sm_100/sm_120, "
-                   "12.9 for sm_103/sm_121, 13.0 for sm_110; 12.x for sm_70/sm_72, which CUDA 13 dropped). "
-                   "Triton reads TRITON_PTXAS_PATH for every GPU before 3.3 and in 3.4-3.5, and below its "
-                   "Blackwell switch otherwise (sm_100; sm_90 from Triton 3.9)",
-                   "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas", "env"),
-        Workaround("Triton >= 3.6 runs its bundled ptxas-blackwell for sm_100 and newer (sm_90 and newer "
-                   "from 3.9) and ignores TRITON_PTXAS_PATH there: set TRITON_PTXAS_BLACKWELL_PATH instead",
-                   "export TRITON_PTXAS_BLACKWELL_PATH=/usr/local/cuda/bin/ptxas", "env",
-                   applies={"triton": ">=3.6"}),
-        Workaround("Triton 3.3 reads its Blackwell ptxas (sm_100 and newer) from "
-                   "TRITON_PTXAS-BLACKWELL_PATH, with a hyphen: no shell can `export` that name (and "
-                   "TRITON_PTXAS_BLACKWELL_PATH does nothing there), so pass it through env(1) on the "
-                   "command that runs Python",
-                   "env 'TRITON_PTXAS-BLACKWELL_PATH=/usr/local/cuda/bin/ptxas' python your_script.py", "env",
-                   applies={"triton": "==3.3.*"}),
-        Workaround("Triton 3.4 and 3.5 bundle no Blackwell ptxas: one CUDA 12.8 ptxas serves every GPU "
-                   "(sm_100/sm_120 yes, sm_103/sm_121/sm_110 no), so TRITON_PTXAS_PATH is the only override",
-                   None, "env", applies={"triton": ">=3.4,<3.6"}),
-        Workaround("Or upgrade torch and its Triton together to a release whose bundled ptxas knows the GPU: "
-                   "sm_100/sm_120 from Triton 3.3, sm_103/sm_121 from 3.6, sm_110 from 3.7 (on a V100, "
-                   "sm_70, Triton 3.9 runs its CUDA 12.9 ptxas, which still knows it)", None, "upgrade"),
-    ),
-    rule=rule,
-    predict=predict,
-)

@@ -11,15 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status, Workaround
+from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, one
 from inductor_doctor.kb._rules import not_installed
 
@@ -46,19 +39,6 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     return one(Status.OK, f"Python.h present in {inc}")
 
 
-_OURS = r"torchinductor|_inductor|cpp_builder|triton|[/\\]tmp\w*[/\\](?:main|cuda_utils|__triton_launcher)\.c"
-_OURS_SAYS = "that the compile was Triton's or Inductor's"
-
-#: The issue's workarounds as written; `advise` orders them by what the probe found.
-ISSUE_WORKAROUNDS = (
-    Workaround("Install the headers of the Python you run (Debian/Ubuntu; match the minor version)",
-               "apt-get install -y python3-dev", "install"),
-    Workaround("Fedora/RHEL", "dnf install -y python3-devel", "install"),
-    Workaround("Or use a Python distribution that ships its headers (python.org builds, conda, uv, "
-               "pyenv)", None, "other"),
-)
-
-
 def advise(facts: Facts) -> List[Workaround]:
     """The package manager installs the headers of the system's Python only: for that Python the
     exact `pythonX.Y-dev`; for another (pyenv, conda, uv, a build of one's own) the headers come with
@@ -82,32 +62,5 @@ def advise(facts: Facts) -> List[Workaround]:
     return list(Workaround.pick(ISSUE_WORKAROUNDS, exact, drop=["apt-get install -y python3-dev"]))
 
 
-ISSUE = KnownIssue(
-    id="python-headers-missing",
-    title="Python development headers missing: 'Python.h: No such file or directory'",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=("pytorch/pytorch#97146", "pytorch/pytorch#129351"),
-    aliases=("python-h", "python3-dev", "python-dev-headers"),
-    summary=(
-        "Both back ends compile C code that includes Python.h: Inductor's CPU kernels (through their "
-        "CPython binding) and Triton's GPU launcher. They look for it in the interpreter's sysconfig "
-        "include directory; a Python without its development package (Debian/Ubuntu `python3-dev`, "
-        "Fedora `python3-devel`) has none, and every torch.compile fails with `fatal error: Python.h: "
-        "No such file or directory`."
-    ),
-    signatures=(
-        # Any C extension's build without the interpreter's -I says the same (a setup.py whose
-        # flags lack it, higlass/clodius#9): only Triton's or Inductor's compile is this issue.
-        Signature(r"Python\.h['\"”]?:? No such file or directory", note="gcc and MSVC wording",
-                  anchor=_OURS, anchor_says=_OURS_SAYS),
-        Signature(r"'Python\.h' file not found", note="clang wording", anchor=_OURS, anchor_says=_OURS_SAYS),
-        Signature(r"C1083: [^\n]*Python\.h", note="MSVC, in any locale (woct0rdho/triton-windows#3)",
-                  anchor=_OURS, anchor_says=_OURS_SAYS),
-        Signature(r"Can't find Python\.h in", strength="partial",
-                  note="Inductor's warning before the compile"),
-    ),
-    workarounds=ISSUE_WORKAROUNDS,
-    rule=rule,
-    advise=advise,
-)
+#: The workarounds as the data file writes them; `advise` orders them by what the probe found.
+ISSUE_WORKAROUNDS = known_issue(__name__).workarounds

@@ -16,16 +16,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import one, torch_source, version_tuple
 from inductor_doctor.kb._rules import not_installed
 
@@ -168,47 +159,3 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
                             "snapshot; run `inductor-doctor check` once installed", Basis.VERSION)]
     return [RuleOutcome(Status.OK, f"the planned torch ({torch.describe()}) compiles on Python {shown}",
                         Basis.VERSION)]
-
-
-ISSUE = KnownIssue(
-    id="python-unsupported-by-dynamo",
-    title="Python newer than this torch's Dynamo supports: \"Dynamo is not supported on Python 3.12+\"",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=(
-        "pytorch/pytorch#120233",
-        "pytorch/pytorch#144048",
-        "pytorch/pytorch#149549",
-        "pytorch/pytorch#123216",
-    ),
-    aliases=("dynamo-python-version", "python-3.12", "python-3.13", "free-threaded"),
-    summary=(
-        "Dynamo works on CPython bytecode and supports only the Python versions each torch release "
-        "knows: torch.compile raises `Python 3.11+ not yet supported for torch.compile` on torch 2.0, "
-        "`RuntimeError: Dynamo is not supported on Python 3.12+` on 2.1-2.3, `... 3.13+` on 2.4-2.5, "
-        "`torch.compile is not supported on Python 3.14+` on 2.6-2.9, `... 3.15+` on 2.10-2.14 and "
-        "`... 3.16+` on 2.15, and refuses free-threaded (3.13t) builds on 2.6-2.7 and below CPython "
-        "3.13.3 from 2.8. pip installs torch on those Pythons all the same (torch 2.9 ships 3.14 "
-        "wheels); only the compile fails."
-    ),
-    signatures=(
-        Signature(r"Dynamo is not supported on Python 3\.\d+\+"),
-        Signature(r"torch\.compile is not supported on Python (?:3\.\d+\+|< ?3\.\d+\.\d+ built with GIL)"),
-        Signature(r"Python 3\.\d+\+ not yet supported for torch\.compile",
-                  note="torch/_dynamo/eval_frame.py"),
-        Signature(r"torch\.compile is not supported on Python built with GIL disabled"),
-        Signature(r"opmap\[[\"'][A-Z_]+[\"']\][\s\S]{0,300}?KeyError: '[A-Z_]+'", strength="partial",
-                  note="Dynamo's bytecode table naming an opcode this Python no longer has, before torch "
-                       "said so itself (pytorch#92890)"),
-    ),
-    workarounds=(
-        Workaround("Upgrade torch to a release whose Dynamo supports this Python (3.11: torch >= 2.1, 3.12: "
-                   ">= 2.4, 3.13: >= 2.6; free-threaded 3.13t: >= 2.8 on CPython >= 3.13.3)",
-                   'pip install -U "torch>=2.6"', "upgrade"),
-        Workaround("Python 3.14 needs torch >= 2.10 (torch 2.9 ships 3.14 wheels but refuses it), "
-                   "Python 3.15 torch >= 2.15", 'pip install -U "torch>=2.10"', "upgrade"),
-        Workaround("Or run on an older Python (a venv with python3.11, for example)", None, "other"),
-    ),
-    rule=rule,
-    predict=predict,
-)

@@ -12,16 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import is_gpu_torch, one, outcome, torch_label, torch_source
 from inductor_doctor.kb._gpus import no_visible_gpu
 from inductor_doctor.kb._rules import not_installed, parse_version
@@ -73,37 +64,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
             out.append(outcome(Status.INCONCLUSIVE, f"{gpu.name}: SM count unknown (the live probe "
                                "reports it)", Basis.STATIC, device=gpu.device))
     return out
-
-
-ISSUE = KnownIssue(
-    id="small-gpu-no-autotune-gemm",
-    title="GPU below Inductor's 68-SM is_big_gpu threshold: max-autotune GEMM templates silently disabled",
-    severity=Severity.WARNING,
-    devices=(DeviceKind.CUDA,),
-    upstream=("pytorch/pytorch#123121", "pytorch/pytorch#109489", "pytorch/pytorch#141690"),
-    aliases=("is-big-gpu", "not-enough-sms", "max-autotune-gemm"),
-    summary=(
-        "`torch.compile(mode=\"max-autotune\")` only tries Inductor's Triton GEMM templates on GPUs that "
-        "`is_big_gpu` accepts: at least 68 SMs on CUDA (80 before torch 2.4). On smaller GPUs (RTX "
-        "4060-4070 class, laptop GPUs, Jetson, GB10 with 48 SMs) it logs 'Not enough SMs to use "
-        "max_autotune_gemm mode' once and silently keeps the library GEMMs, so max-autotune buys little "
-        "for matmul-heavy models. Nothing fails; this is a performance warning."
-    ),
-    signatures=(
-        Signature(r"Not enough SMs to use max_autotune_gemm(?: mode)?",
-                  note="torch/_inductor/utils.py::is_big_gpu"),
-        Signature(r"GPU arch does not support max_autotune_gemm mode", strength="partial",
-                  note="the ROCm variant"),
-    ),
-    workarounds=(
-        Workaround(
-            "Accept it (the threshold exists because the templates rarely beat cuBLAS on small GPUs), or "
-            "override the check before compiling when benchmarks show a gain: "
-            "torch._inductor.utils.is_big_gpu = lambda *a, **k: True (and the same name in "
-            "torch._inductor.kernel.mm_common where your torch imports it there)",
-            None,
-            "code",
-        ),
-    ),
-    rule=rule,
-)

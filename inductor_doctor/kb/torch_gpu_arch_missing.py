@@ -18,16 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import gpu_sm, outcome, torch_label
 from inductor_doctor.kb._gpus import no_visible_gpu, support
 from inductor_doctor.kb._rules import not_installed
@@ -118,56 +109,3 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
         return [RuleOutcome(Status.INCONCLUSIVE, f"the GPU architectures of torch {unknown[0]} "
                             f"({inp.variant or 'PyPI'}) are not in the release snapshot", Basis.VERSION)]
     return [RuleOutcome(Status.OK, misses[0], Basis.VERSION)]
-
-
-ISSUE = KnownIssue(
-    id="torch-gpu-arch-missing",
-    title="torch has no kernels for this GPU ('no kernel image is available', 'sm_120 is not compatible')",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "pytorch/pytorch#150733",
-        "pytorch/pytorch#167244",
-        "pytorch/pytorch#31285",
-        "remsky/Kokoro-FastAPI#306",
-        "HybridRobotics/berkeley-humanoid-lite#49",
-    ),
-    aliases=("no-kernel-image", "sm-120-not-compatible", "cuda-capability-not-compatible", "blackwell-torch"),
-    summary=(
-        "A CUDA build of torch carries kernels for the GPU architectures it was built for (cu124/cu126 "
-        "wheels: sm_50 to sm_90; cu128 and later: sm_70/75 to sm_120). On a GPU outside that list and "
-        "without PTX to JIT from (an RTX 50xx/B200 under a cu124/cu126 wheel; a Pascal or Maxwell card "
-        "under a cu128+ wheel) torch warns `... with CUDA capability sm_120 is not compatible with the "
-        "current PyTorch installation` and every kernel, eager or compiled, fails with `CUDA error: no "
-        "kernel image is available for execution on the device`. Install a torch built for the GPU."
-    ),
-    signatures=(
-        # Sure where the log states a torch and a GPU capability that torch's arch list does not serve.
-        Signature(r"no kernel image is available for execution on the device", strength="partial",
-                  note="cudaErrorNoKernelImageForDevice: torch's kernels, or an extension's built for other "
-                  "architectures", subject=("torch",), fact="gpu-arch-missing"),
-        Signature(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
-                  note="torch.cuda._check_cubins"),
-        Signature(r"Your installed torch==\S+ does not include kernels for this GPU",
-                  note="torch.cuda._check_capability (torch 2.10+)"),
-        Signature(r"PyTorch no longer supports this GPU because it is too old",
-                  note="torch.cuda._check_capability (before torch 2.10)"),
-        Signature(r"CUDA error: invalid device function", strength="partial",
-                  note="the same mismatch in a CUDA extension built for other architectures",
-                  subject=("torch",), fact="gpu-arch-missing"),
-    ),
-    workarounds=(
-        Workaround("Install a torch built for the GPU: for Blackwell (sm_100/sm_120) a cu128 or newer "
-                   "wheel (torch >= 2.7)",
-                   "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128",
-                   "install"),
-        Workaround("For Maxwell/Pascal GPUs (sm_50-sm_61), newer cu128+ wheels dropped them: keep a cu126 "
-                   "wheel",
-                   "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126",
-                   "install"),
-        Workaround("See which architectures the installed torch carries",
-                   "python -c 'import torch; print(torch.cuda.get_arch_list())'", "other"),
-    ),
-    rule=rule,
-    predict=predict,
-)

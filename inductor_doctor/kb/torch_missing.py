@@ -12,15 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -40,41 +32,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    f"fails: {why}")
     tried = "imports" if torch.import_ok else "is installed (its import is tried without --static)"
     return one(Status.OK, f"torch {torch.version} {tried} ({torch.path})")
-
-
-ISSUE = KnownIssue(
-    id="torch-missing",
-    title="No torch to check: not installed for this interpreter, or `import torch` fails",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=("pytorch/pytorch#15999", "pytorch/pytorch#42526"),
-    aliases=("no-torch", "torch-not-installed", "torch-import-fails"),
-    summary=(
-        "The doctor inspects the torch of one interpreter: the one it runs under, or `--python`. "
-        "When that interpreter has no torch (the doctor was installed into a system Python, `pip` and "
-        "`python` belong to different environments, a container entry point uses another venv), there is "
-        "nothing of the compile stack to check, and every other row is not-applicable. When torch is "
-        "installed but `import torch` fails (a missing CUDA library, an ABI skew), nothing compiles."
-    ),
-    signatures=(
-        # A package build in pip's or uv's isolated environment says the same while torch is
-        # installed beside it (facebookresearch/pytorch3d#2014, pytorch_fpsample#7).
-        Signature(r"No module named 'torch'(?!\.)", note="torch is not installed for that interpreter",
-                  against=r"Getting requirements to build wheel|get_requires_for_build_wheel|pip-build-env"
-                          r"|build-system\.requires|--no-build-isolation",
-                  against_says="the import failed in a package build's isolated environment, which does not "
-                               "see the torch installed: build that package with --no-build-isolation"),
-        Signature(r"ModuleNotFoundError: No module named 'torch\._C'", strength="partial",
-                  note="torch imported from its source tree, or a broken install"),
-    ),
-    workarounds=(
-        Workaround("Diagnose the interpreter that runs your code (a venv directory works too)",
-                   "inductor-doctor check --python /path/to/venv/bin/python", "flag"),
-        Workaround("Or predict what an install would hit, before installing",
-                   "inductor-doctor plan -r requirements.txt", "flag"),
-        Workaround("Or install torch for this interpreter (see pytorch.org for the CUDA variant)",
-                   "python -m pip install torch", "install"),
-    ),
-    rule=rule,
-    headline=True,
-)

@@ -15,35 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status, Workaround
+from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import is_gpu_torch, one, torch_label, unshadow_triton
 from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
-
-#: torch minor -> the Triton minor its Linux wheels pin (core/_data/releases.json; a test keeps the two
-#: in step). triton-windows follows the same numbering, and its newest release serves only the
-#: newest torch: an unpinned `pip install triton-windows` is the skew triton-version-skew reports.
-WINDOWS_TRITON = {"2.5": "3.1", "2.6": "3.2", "2.7": "3.3", "2.8": "3.4", "2.9": "3.5", "2.10": "3.6",
-                  "2.11": "3.6", "2.12": "3.7", "2.13": "3.7", "2.14": "3.8"}  # no triton-windows 3.9 yet
-
-
-def _windows(torch: str, triton: str) -> Workaround:
-    return Workaround(f"On Windows, install the community build of Triton made for torch {torch} "
-                      f"(triton-windows {triton}.x; unpinned, pip takes the newest, made for the "
-                      "newest torch)",
-                      f'pip install "triton-windows=={triton}.*"', "install",
-                      applies={"torch": f"=={torch}.*"})
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
@@ -81,24 +59,6 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     return one(Status.OK, f"triton {triton.version} is installed and imports", Basis.STATIC)
 
 
-#: The issue's workarounds as written; `advise` puts first what the probe found.
-ISSUE_WORKAROUNDS = (
-    Workaround(
-        "Install the Triton release this torch was built against (its wheel metadata pins it; "
-        "pip resolves it when torch is reinstalled without --no-deps)",
-        "pip install \"$(python -c 'import importlib.metadata as m; print(next(r.split(\";\")[0].strip() "
-        "for r in m.requires(\"torch\") if r.startswith(\"triton\")))')\"",
-        "install",
-    ),
-    *(_windows(torch, triton) for torch, triton in WINDOWS_TRITON.items()),
-    Workaround(
-        "Keep the GPU code eager, or compile only for the CPU, until Triton is available",
-        None,
-        "code",
-    ),
-)
-
-
 def advise(facts: Facts) -> List[Workaround]:
     """With a copy of Triton shadowing the installed one, installing Triton again changes nothing:
     the first thing is to take that copy off the import path."""
@@ -107,38 +67,10 @@ def advise(facts: Facts) -> List[Workaround]:
         return list(ISSUE_WORKAROUNDS)
     return list(Workaround.pick(ISSUE_WORKAROUNDS, first, drop=["pip install"]))
 
-ISSUE = KnownIssue(
-    id="triton-missing",
-    title="GPU torch.compile raises TritonMissing: Triton is not installed, does not import, or another "
-          "copy shadows it",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "pytorch/pytorch#125093",
-        "pytorch/pytorch#143406",
-        "pytorch/pytorch#90768",
-        "pytorch/pytorch#136361",
-    ),
-    aliases=("TritonMissing", "no-triton", "cannot-find-working-triton"),
-    summary=(
-        "Inductor compiles GPU graphs to Triton kernels. When torch was built for CUDA or ROCm but the "
-        "`triton` package is absent, or installed but failing to import, the first torch.compile on a "
-        "GPU stops with `TritonMissing: Cannot find a working triton installation`. Common on Windows, "
-        "after `pip install --no-deps torch`, and with torch 2.5 on Python 3.13 (whose wheel requires "
-        "Triton only below 3.13). CPU compiles are unaffected."
-    ),
-    signatures=(
-        # Not `raise TritonMissing(...)`: a traceback quotes that source line above the sibling
-        # GPUTooOldForTriton error too (unslothai/unsloth#2816).
-        Signature(r"\bTritonMissing\b(?!\()", note="torch._inductor.exc.TritonMissing (torch >= 2.6)"),
-        Signature(
-            r"Cannot find a working triton installation",
-            note="the message, also raised as RuntimeError by older torch",
-        ),
-        Signature(r"No module named '?triton'?", strength="partial",
-                  note="the import error underneath, also seen outside Inductor"),
-    ),
-    workarounds=ISSUE_WORKAROUNDS,
-    rule=rule,
-    advise=advise,
-)
+
+#: The workarounds as the data file writes them; `advise` orders them by what the probe found.
+ISSUE_WORKAROUNDS = known_issue(__name__).workarounds
+#: torch minor -> the Triton minor of the triton-windows build made for it, as the data file's
+#: workarounds pin them (core/_data/releases.json has torch's own pins; a test keeps the two in step).
+WINDOWS_TRITON = {w.applies["torch"][2:-2]: (w.command or "").split("==")[1][:-3] for w in ISSUE_WORKAROUNDS
+                  if "triton-windows" in (w.command or "")}

@@ -11,15 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import compiler_label, compiler_missing, is_gpu_torch, one, torch_label
 from inductor_doctor.kb._rules import not_installed
 
@@ -46,35 +38,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if cc.works is None:
         return one(Status.INCONCLUSIVE, "the C compiler Triton would use was not probed")
     return one(Status.OK, f"Triton builds its launcher with {compiler_label(cc)}")
-
-
-ISSUE = KnownIssue(
-    id="triton-no-c-compiler",
-    title="No C compiler for Triton's launcher: \"Failed to find C compiler\"",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "apple/ml-cross-entropy#5",
-        "intel/intel-xpu-backend-for-triton#4707",
-        "RosettaCommons/foundry#221",
-    ),
-    aliases=("failed-to-find-c-compiler", "triton-cc"),
-    summary=(
-        "The first Triton kernel on a GPU compiles Triton's C launcher with the host C compiler: "
-        "CC, else gcc, else clang on PATH. A slim image or an environment without a C toolchain stops "
-        "every GPU torch.compile with `RuntimeError: Failed to find C compiler. Please specify via CC "
-        "environment variable.` A CC that exists but cannot build a shared object fails the same way, "
-        "with the compiler's own error."
-    ),
-    signatures=(
-        Signature(r"Failed to find C compiler\. Please specify via CC", note="triton/runtime/build.py"),
-        Signature(r"Failed to find C compiler", strength="partial"),
-    ),
-    workarounds=(
-        Workaround("Install a C compiler (Debian/Ubuntu)", "apt-get install -y gcc", "install"),
-        Workaround("Or name one explicitly", "export CC=/usr/bin/gcc", "env"),
-        Workaround("In a conda env without system compilers", "conda install -c conda-forge c-compiler",
-                   "install"),
-    ),
-    rule=rule,
-)

@@ -15,17 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    Basis,
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
 from inductor_doctor.kb._gpus import hidden_reason
 from inductor_doctor.kb._ptxas import missing, ptxas_for
@@ -157,68 +147,3 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     gpu = "" if arch is not None else " (pass --gpu: Triton 3.3 and later pick the ptxas per GPU)"
     return [RuleOutcome(Status.OK, f"driver {inp.driver} loads what the planned Triton's ptxas builds{gpu}",
                         Basis.VERSION)]
-
-
-_TRITON = r"triton|ptxas|torchinductor|_inductor"
-_TRITON_SAYS = "Triton or Inductor loading the kernel"
-
-ISSUE = KnownIssue(
-    id="triton-ptxas-driver",
-    title="Driver older than Triton's ptxas: 'device kernel image is invalid'",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "pytorch/pytorch#119054",
-        "triton-lang/triton#1556",
-        "triton-lang/triton#3001",
-        "vllm-project/vllm#5713",
-    ),
-    aliases=("device-kernel-image-invalid", "driver-too-old-for-triton", "unsupported-ptx-toolchain"),
-    summary=(
-        "Triton ships its own ptxas: CUDA 12.x (Triton 2.0-3.9), plus a CUDA 13 ptxas-blackwell in Triton "
-        ">= 3.7 for sm_100 and newer (sm_90 and newer in 3.9). A driver from an older CUDA major release "
-        "than the ptxas Triton runs for the GPU (470 = CUDA 11.4 against CUDA 12; 570 = CUDA 12.8 against "
-        "CUDA 13) cannot load what it produces: every compiled "
-        "GPU kernel fails with `Triton Error [CUDA]: device kernel image is invalid` (or `the provided "
-        "PTX was compiled with an unsupported toolchain`). Update the driver, or point Triton at a ptxas "
-        "no newer than the driver (TRITON_PTXAS_PATH, or for the Blackwell ptxas its own variable)."
-    ),
-    signatures=(
-        # Any CUDA program built by a newer toolkit than the driver prints these (cuda_memtest#31,
-        # diffvg#84): only PTX that Triton's ptxas wrote is this issue.
-        Signature(r"device kernel image is invalid", note="CUDA_ERROR_INVALID_IMAGE from cuModuleLoadData",
-                  anchor=_TRITON, anchor_says=_TRITON_SAYS),
-        Signature(r"PTX was compiled with an unsupported toolchain",
-                  note="CUDA_ERROR_UNSUPPORTED_PTX_VERSION: PTX newer than the driver",
-                  anchor=_TRITON, anchor_says=_TRITON_SAYS),
-        Signature(r"CUDA_ERROR_UNSUPPORTED_PTX_VERSION", anchor=_TRITON, anchor_says=_TRITON_SAYS),
-        Signature(r"CUDA: Error- invalid image", note="Triton 1.x wording"),
-    ),
-    workarounds=(
-        Workaround("Update the NVIDIA driver to one of the CUDA major release of the ptxas Triton runs: a "
-                   "CUDA 12 ptxas needs driver >= 525.60.13, a CUDA 13 ptxas >= 580.65.06 (minor-version "
-                   "compatibility; CUDA 13.0-13.3's own toolkit drivers are 580.65.06, 590.44.01, 595.45.04 "
-                   "and 610.43.02). Triton 3.7 and later run a CUDA 13 ptxas-blackwell for sm_100 and newer "
-                   "(3.9: for sm_90 and newer)", None, "upgrade"),
-        Workaround("Or make Triton use a ptxas from a CUDA toolkit the driver supports (Triton reads "
-                   "TRITON_PTXAS_PATH for every GPU before 3.3 and in 3.4-3.5, and below its Blackwell "
-                   "switch otherwise: sm_100, or sm_90 from 3.9)",
-                   "export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas", "env"),
-        Workaround("For the GPUs Triton >= 3.6 sends to its bundled ptxas-blackwell (CUDA 13 from 3.7: "
-                   "sm_100 and newer, sm_90 and newer from 3.9), TRITON_PTXAS_PATH is ignored: set "
-                   "TRITON_PTXAS_BLACKWELL_PATH to a ptxas the driver supports",
-                   "export TRITON_PTXAS_BLACKWELL_PATH=/usr/local/cuda/bin/ptxas", "env",
-                   applies={"triton": ">=3.6"}),
-        Workaround("Triton 3.3 reads TRITON_PTXAS-BLACKWELL_PATH (with a hyphen) for sm_100 and newer, a "
-                   "name `export` cannot set: pass it through env(1)",
-                   "env 'TRITON_PTXAS-BLACKWELL_PATH=/usr/local/cuda/bin/ptxas' python your_script.py", "env",
-                   applies={"triton": "==3.3.*"}),
-        Workaround("Without a local toolkit, pip provides ptxas: install nvidia-cuda-nvcc-cu12 (or -cu11, "
-                   "the release matching the driver) and point the variable above at its bin/ptxas", None,
-                   "install"),
-    ),
-    rule=rule,
-    predict=predict,
-    canary=Canary("triton_ptxas_driver.py", devices=(DeviceKind.CUDA,), needs=("torch", "triton"),
-                  timeout_s=120.0),
-)

@@ -19,16 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
-from inductor_doctor.core.model import (
-    Basis,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import gpu_sm, is_gpu_torch, outcome, torch_label
 from inductor_doctor.kb._gpus import no_visible_gpu
 from inductor_doctor.kb._rules import not_installed
@@ -83,56 +74,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                                f"({source}), as much as the GPUs Triton kernels are usually tuned on",
                                device=gpu.device))
     return out
-
-
-#: A kernel asking for more shared memory per block than any GPU has (227 KB on H100/B200) fails on
-#: every GPU: its own configuration is at fault, not this GPU (state-spaces/mamba#387: 663808 bytes).
-_NO_GPU = r"out of resource: shared memory, Required: (?:2(?:3[3-9]|[4-9]\d)\d{3}|[3-9]\d{5}|\d{7,})\b"
-_NO_GPU_SAYS = "the kernel asks for more shared memory than any GPU has per block (227 KB at most)"
-
-ISSUE = KnownIssue(
-    id="triton-shared-memory",
-    title="Triton 'OutOfResources: out of resource: shared memory' on GPUs with little shared memory",
-    severity=Severity.WARNING,
-    devices=(DeviceKind.CUDA,),
-    upstream=(
-        "triton-lang/triton#8182",
-        "vllm-project/vllm#36802",
-        "Physical-Intelligence/openpi#654",
-        "vllm-project/vllm#12498",
-        "InternLM/lmdeploy#2451",
-    ),
-    aliases=("out-of-resource-shared-memory", "triton-outofresources", "hardware-limit-101376"),
-    summary=(
-        "Triton kernels and autotuning configs tuned on A100/H100 (163/227 KB of shared memory per block) "
-        "do not fit GPUs with less: 99 KB on RTX 30xx/40xx/50xx, A10, L4, L40 (Hardware limit: 101376), "
-        "96 KB on V100, 64 KB on T4 (65536). The launch fails with `triton.runtime.errors.OutOfResources: "
-        "out of resource: shared memory, Required: 131072, Hardware limit: 101376. Reducing block sizes or "
-        "`num_stages` may help.`; under max-autotune, with every config failing, `No valid triton configs`. "
-        "Mostly a triage signature: the fix is in the kernel's configs."
-    ),
-    signatures=(
-        Signature(r"out of resource: shared memory, Required: \d+, Hardware limit(?:ation)?: "
-                  r"(?:49152|65536|98304|101376)\b(?![^\n]*(?:\bAMD\b|ROCm|\bMI\d{3}|gfx\d))",
-                  note="Triton's OutOfResources on an NVIDIA GPU with <= 99 KB of shared memory per block "
-                  "(AMD's 64 KB LDS says the same: not this CUDA check)",
-                  # max-autotune reports and skips each config that does not fit, then picks among
-                  # the rest (Physical-Intelligence/openpi#654): nothing failed.
-                  unless=r"Runtime error during autotuning",
-                  against=_NO_GPU, against_says=_NO_GPU_SAYS),
-        Signature(r"out of resource: shared memory, Required: \d+, Hardware limit", strength="partial",
-                  against=_NO_GPU, against_says=_NO_GPU_SAYS, subject=("triton", "triton-kernel", "inductor"),
-                  note="the kernel asks for more than this GPU's limit, whatever the GPU"),
-        Signature(r"No valid triton configs", strength="partial",
-                  note="Inductor autotuning: every candidate config failed"),
-    ),
-    workarounds=(
-        Workaround("Lower the failing kernel's BLOCK sizes or num_stages (its autotune configs) for this "
-                   "GPU; for library kernels, upgrade to a release tuned for it", None, "code"),
-        Workaround("If an old autotune result is replayed, clear Triton's cache",
-                   "rm -rf ~/.triton/cache", "other"),
-        Workaround("Under torch.compile max-autotune, fall back to the default mode for the failing model",
-                   None, "code"),
-    ),
-    rule=rule,
-)

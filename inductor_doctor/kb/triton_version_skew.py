@@ -17,17 +17,8 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from inductor_doctor.core.model import (
-    Basis,
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status, Workaround
+from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import (
     is_gpu_torch,
     one,
@@ -191,21 +182,6 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     return one(Status.OK, paired[0], Basis.VERSION)
 
 
-#: The issue's workarounds as written; `advise` puts first what the probe found.
-ISSUE_WORKAROUNDS = (
-    Workaround(
-        "Install the Triton release torch pins (reinstalling torch without --no-deps does it)",
-        "pip install \"$(python -c 'import importlib.metadata as m; print(next(r.split(\";\")[0].strip() "
-        "for r in m.requires(\"torch\") if r.startswith(\"triton\")))')\"",
-        "pin",
-    ),
-    Workaround("Or move torch to the release that pairs with the Triton you need "
-               "(torch 2.7 for Triton 3.3, 2.8 for 3.4, 2.9 for 3.5)", None, "upgrade"),
-    Workaround("Pin triton next to torch in requirements.txt so that no other package can move it",
-               None, "pin"),
-)
-
-
 def advise(facts: Facts) -> List[Workaround]:
     """A skew that comes from a copy shadowing the installed Triton is fixed by taking the copy off
     the import path (triton-missing names it); installing the pinned release again changes nothing."""
@@ -215,35 +191,6 @@ def advise(facts: Facts) -> List[Workaround]:
     return list(Workaround.pick(ISSUE_WORKAROUNDS, first, drop=["pip install", "uv pip install"]))
 
 
-ISSUE = KnownIssue(
-    id="triton-version-skew",
-    title="torch and Triton versions do not match (e.g. cannot import name 'AttrsDescriptor')",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=("triton-lang/triton#6080", "pytorch/pytorch#139175"),
-    aliases=("AttrsDescriptor", "triton-skew", "triton-pin-mismatch"),
-    summary=(
-        "Each torch release pins one Triton release (2.5 ↔ 3.1, 2.6 ↔ 3.2, 2.7 ↔ 3.3, 2.8 ↔ 3.4, ...) "
-        "and Inductor imports Triton internals that change between releases. Installing another "
-        "Triton (an upgrade pulled in by another package, a nightly, `pip install -U triton`) breaks "
-        "`torch.compile` at import or at kernel generation; torch 2.6 with Triton >= 3.3 fails even "
-        "for CPU compiles with `cannot import name 'AttrsDescriptor' from 'triton.compiler.compiler'`."
-    ),
-    affected={"torch": ">=2.6,<2.7", "triton": ">=3.3"},
-    signatures=(
-        Signature(r"cannot import name 'AttrsDescriptor' from 'triton\.[\w.]+'",
-                  note="torch 2.6 (and older) with triton >= 3.3"),
-        # "(unknown location)": the triton found is no installed package at all, but a leftover
-        # directory imported as a namespace (triton-lang/triton-viz#30), not another release.
-        Signature(r"cannot import name '\w+' from 'triton(?:\.[\w.]+)?'(?! \(unknown location\))",
-                  note="Inductor importing a Triton internal that this Triton release does not have",
-                  ranged=False),
-        Signature(r"module 'triton(?:\.\w+)*' has no attribute '\w+'", strength="partial",
-                  note="an attribute Inductor expects from another Triton release"),
-    ),
-    workarounds=ISSUE_WORKAROUNDS,
-    rule=rule,
-    advise=advise,
-    predict=predict,
-    canary=Canary("triton_version_skew.py", devices=(DeviceKind.TOOLCHAIN,), timeout_s=180.0),
-)
+ISSUE = known_issue(__name__)
+#: The workarounds as the data file writes them; `advise` orders them by what the probe found.
+ISSUE_WORKAROUNDS = ISSUE.workarounds

@@ -15,26 +15,17 @@ from typing import TYPE_CHECKING, List, Optional
 
 from packaging.version import InvalidVersion, Version
 
-from inductor_doctor.core.model import (
-    Basis,
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.kb._builtin import issue_data
 from inductor_doctor.kb._catalog import torch_source
-from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.kb._rules import nightly_window, not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
 
 IR_FILE = "_inductor/ir.py"
-FIRST_NIGHTLY = 20250408  # pytorch#150804, the generated assert_alignment lines
-FIXED_NIGHTLY = 20250423  # pytorch#151859 (StrongerXi: "fixed on the latest nightly (2025-04-23)")
+#: The nightlies that generate the faulty asserts: the data file's `affected` range, which says why.
+FIRST_NIGHTLY, FIXED_NIGHTLY = nightly_window(issue_data(__name__)["affected"]["torch"])
 WORKAROUND_ENV = "TORCHINDUCTOR_ALIGNMENT_ASSERTS"
 
 _IS_UNALIGNED = re.compile(r"^def is_unaligned\(.*?(?=^\S)", re.MULTILINE | re.DOTALL)
@@ -87,38 +78,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         outcome = RuleOutcome(outcome.status, f"{outcome.reason}; {WORKAROUND_ENV}=0 is set here, which "
                               "avoids the assertion", outcome.basis)
     return [outcome]
-
-
-ISSUE = KnownIssue(
-    id="view-dtype-align",
-    title="Inductor alignment assertion on x[2:].view(dtype=...): Expect the tensor to be 16 bytes aligned",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.CUDA,),
-    upstream=("pytorch/pytorch#151589", "pytorch/pytorch#151859", "city96/ComfyUI-GGUF#257"),
-    aliases=("alignment-assert", "gguf-alignment", "bytes-aligned"),
-    summary=(
-        "torch 2.8.0 nightlies of 2025-04-08..22 assert that the output of a bit-casting "
-        "view(dtype=...) is 16-byte aligned even when it views a sliced CUDA input at an unaligned "
-        "offset (GGUF dequantisation in ComfyUI and diffusers), so the compiled graph fails at run "
-        "time. Fixed by pytorch#151859; torch 2.7 and earlier have no such asserts."
-    ),
-    affected={"torch": f">=2.8.0.dev{FIRST_NIGHTLY},<2.8.0.dev{FIXED_NIGHTLY}"},
-    fixed={"torch": "2.8.0"},
-    signatures=(
-        Signature(r"Expect the tensor to be \d+ bytes aligned",
-                  note="raised by assert_alignment in the generated wrapper; may follow an "
-                       "\"Error in op: ...\" line"),
-        Signature(r"Fail due to storage_offset=\d+ itemsize=\d+", strength="partial"),
-        Signature(r"assert_alignment\(", strength="partial", note="the generated wrapper line"),
-    ),
-    workarounds=(
-        Workaround("Switch off the generated alignment asserts (the canary checks this avoids it)",
-                   f"export {WORKAROUND_ENV}=0", "env"),
-        Workaround("Upgrade to torch 2.8.0 or later (or a nightly from 2025-04-23 on)",
-                   "pip install --upgrade 'torch>=2.8'", "upgrade"),
-        Workaround("Or go back to torch 2.7, which has no alignment asserts",
-                   "pip install 'torch==2.7.1'", "pin"),
-    ),
-    rule=rule,
-    canary=Canary("view_dtype_align.py", devices=(DeviceKind.CUDA,), timeout_s=180.0),
-)

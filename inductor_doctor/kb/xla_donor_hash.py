@@ -14,17 +14,7 @@ from typing import TYPE_CHECKING, List
 
 from packaging.version import Version
 
-from inductor_doctor.core.model import (
-    Basis,
-    Canary,
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._rules import not_installed, release
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -54,42 +44,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return [RuleOutcome(Status.OK, f"{reason}, but {WORKAROUND_ENV}=0 is set here, which avoids it",
                             Basis.VERSION, device="xla")]
     return [RuleOutcome(Status.LIKELY, reason, Basis.VERSION, device="xla")]
-
-
-ISSUE = KnownIssue(
-    id="xla-donor-hash",
-    title="torch_xla: graph hash ignores buffer donors; in-place and out-of-place steps share an executable",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.XLA,),
-    upstream=("pytorch/xla#8464", "pytorch/xla#8467"),
-    aliases=("buffer-donor-hash", "xla-param-aliasing"),
-    summary=(
-        "torch_xla <= 2.5 computed the graph hash before the buffer-donor indices, so a graph with "
-        "an in-place update and an IR-identical out-of-place graph shared one cached executable "
-        "that donated an input still in use: wrong results (t1=4 instead of 3) or an abort "
-        "(\"CopyToHostAsync() called on deleted or donated buffer\"). Fixed in torch_xla 2.6.0."
-    ),
-    affected={"torch-xla": "<2.6"},
-    fixed={"torch-xla": "2.6.0"},
-    signatures=(
-        Signature(r"called on deleted or donated buffer", note="PJRT's status text, in the fatal log line"),
-        Signature(r"Results: t1=4\b", note="the upstream reproducer's wrong output (t1 must be 3)"),
-        Signature(r"\bt1=4\b", strength="partial"),
-    ),
-    workarounds=(
-        Workaround("Switch off input/output parameter aliasing (the canary re-runs with it to confirm)",
-                   f"export {WORKAROUND_ENV}=0", "env"),
-        Workaround("Upgrade torch_xla and torch together, as an exact pair of one release (2.6.0 or later; "
-                   "torch_xla 2.9 declares no torch requirement, so `torch_xla>=2.6 torch>=2.6` resolves to "
-                   "torch_xla 2.9.0 with whatever torch is newest)",
-                   "pip install 'torch==2.6.0' 'torch_xla==2.6.0'", "upgrade"),
-    ),
-    rule=rule,
-    canary=Canary(
-        "xla_donor_hash.py",
-        devices=(DeviceKind.XLA,),
-        needs=("torch", "torch_xla"),
-        # Each run of the steps is one interpreter (~12-17 s on 2 shared cores, mostly the import).
-        timeout_s=300.0,
-    ),
-)

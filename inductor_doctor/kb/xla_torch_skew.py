@@ -11,15 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
 from inductor_doctor.kb._rules import release
 
@@ -42,32 +34,3 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    f"torch {torch.version} is installed: `import torch_xla` fails with an undefined symbol "
                    "in _XLAC (torch's C++ API changes with every minor release)")
     return one(Status.OK, f"torch_xla {xla.version} and torch {torch.version} are one release")
-
-
-ISSUE = KnownIssue(
-    id="xla-torch-skew",
-    title="torch_xla built for another torch: `import torch_xla` fails with an undefined symbol in _XLAC",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.XLA,),
-    upstream=("pytorch/xla#8292", "pytorch/xla#8813", "marin-community/marin#731"),
-    aliases=("torch-xla-version-mismatch", "xlac-undefined-symbol"),
-    summary=(
-        "torch_xla's C++ extension `_XLAC` is built against one torch release's C++ API. With any other "
-        "torch minor release installed (a later `pip install torch`, Colab's preinstalled torch, torch_xla "
-        "2.9 declaring no torch requirement at all) `import torch_xla` fails: `ImportError: "
-        ".../_XLAC.cpython-311-x86_64-linux-gnu.so: undefined symbol: _ZN...`."
-    ),
-    signatures=(
-        Signature(r"_XLAC[\w.\-]*\.so: undefined symbol", note="the loader, importing torch_xla's extension"),
-    ),
-    workarounds=(
-        Workaround("Install the torch release torch_xla was built for (its minor release: torch_xla 2.6.1 "
-                   "goes with torch 2.6.0)",
-                   "pip install \"torch==$(python -c 'import importlib.metadata as m; "
-                   "print(\".\".join(m.version(\"torch_xla\").split(\"+\")[0].split(\".\")[:2]))').*\"",
-                   "pin"),
-        Workaround("Or reinstall torch_xla for the installed torch, e.g. torch 2.6.0: "
-                   "pip install 'torch==2.6.0' 'torch_xla==2.6.0'", None, "pin"),
-    ),
-    rule=rule,
-)

@@ -165,9 +165,10 @@ def test_fail_on_never_and_only_skip(tmp_path):
 def test_doctor_failure_is_exit_3_without_traceback(tmp_path):
     """A bug inside the doctor (here: a knowledge-base module that raises on import) is exit 3."""
     code = (
-        "import sys, inductor_doctor.kb as kb, inductor_doctor.kb._index as index\n"
+        "import sys, inductor_doctor.kb as kb, inductor_doctor.kb._issue_files as files\n"
         "def boom(): raise RuntimeError('kaboom')\n"
-        "kb.registry.cache_clear(); kb.entries.cache_clear(); kb._builtin_issues = boom; index.load = boom\n"
+        "kb.registry.cache_clear(); kb.entries.cache_clear()\n"
+        "kb._builtin_issues = boom; files.entries = boom\n"
         "from inductor_doctor.cli import main\n"
         "sys.exit(main(['list']))\n"
     )

@@ -1,8 +1,8 @@
 """The recipes of docs/architecture.md, followed for real on a copy of the package.
 
-A known issue is one module and one page, and nothing else; a command is one module in `commands/`,
-its document's schema, its renderer and its click command; a format is a renderer module and a line
-in `RENDERERS`. Each is done here exactly as
+A known issue is a data file, its code and a page, and nothing else; a command is one module in
+`commands/`, its document's schema, its renderer and its click command; a format is a renderer
+module and a line in `RENDERERS`. Each is done here exactly as
 the page says, on a copy of the package, and the CLI of that copy is asked whether it worked.
 """
 
@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import List
+from typing import Dict, List
 
 import pytest
 
@@ -23,39 +23,34 @@ from inductor_doctor.schemas import SCHEMA_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 
+ISSUE_DATA = """id = "recipe-example"
+title = "The recipe's example issue"
+upstream = ["example-org/example#1"]
+severity = "error"
+devices = ["toolchain"]
+summary = "An issue added by following docs/architecture.md, recipe 1."
+
+[[signatures]]
+pattern = 'recipe example failure'
+
+[[workarounds]]
+text = "Unset the variable"
+command = "unset TORCHINDUCTOR_RECIPE_EXAMPLE"
+kind = "env"
+"""
+
 ISSUE_MODULE = '''"""A recipe's example: an issue that is there when RECIPE_EXAMPLE=1 is set."""
 
-from typing import List
+from typing import Dict, List
 
+from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
-from inductor_doctor.core.model import (
-    DeviceKind,
-    KnownIssue,
-    RuleOutcome,
-    Severity,
-    Signature,
-    Status,
-    Workaround,
-)
 
 
 def rule(facts) -> List[RuleOutcome]:
     if facts.env.get("TORCHINDUCTOR_RECIPE_EXAMPLE") == "1":
         return one(Status.AFFECTED, "TORCHINDUCTOR_RECIPE_EXAMPLE is set")
     return one(Status.OK, "TORCHINDUCTOR_RECIPE_EXAMPLE is not set")
-
-
-ISSUE = KnownIssue(
-    id="recipe-example",
-    title="The recipe's example issue",
-    severity=Severity.ERROR,
-    devices=(DeviceKind.TOOLCHAIN,),
-    upstream=("example-org/example#1",),
-    summary="An issue added by following docs/architecture.md, recipe 1.",
-    signatures=(Signature(r"recipe example failure"),),
-    workarounds=(Workaround("Unset the variable", "unset TORCHINDUCTOR_RECIPE_EXAMPLE", "env"),),
-    rule=rule,
-)
 '''
 
 
@@ -75,18 +70,16 @@ def doctor(root: Path, args: List[str], **env: str) -> subprocess.CompletedProce
                           env=full, cwd=str(root), timeout=300)
 
 
-def _regenerate_index(root: Path) -> None:
-    """Where the registry keeps an index of the built-in issues, the recipe regenerates it."""
-    index = root / "inductor_doctor" / "kb" / "_index.py"
-    if index.exists():
-        subprocess.run([sys.executable, "-m", "inductor_doctor.kb._index", "--write"], check=True,
-                       env={**os.environ, "PYTHONPATH": str(root)}, cwd=str(root), timeout=120)
-
-
-def test_recipe_1_a_known_issue_is_one_module_and_one_page(copy: Path):
+def test_recipe_1_a_known_issue_is_a_data_file_its_code_and_a_page(copy: Path):
+    before = _files(copy)
+    (copy / "inductor_doctor" / "kb" / "recipe_example.toml").write_text(ISSUE_DATA)
     (copy / "inductor_doctor" / "kb" / "recipe_example.py").write_text(ISSUE_MODULE)
     (copy / "docs" / "issues" / "recipe-example.md").write_text("# recipe-example\n\nThe example's page.\n")
-    _regenerate_index(copy)
+    after = _files(copy)
+    added = {"inductor_doctor/kb/recipe_example.toml", "inductor_doctor/kb/recipe_example.py",
+             "docs/issues/recipe-example.md"}
+    assert set(after) - set(before) == added
+    assert {p: after[p] for p in before} == before, "the recipe adds files and changes none"
     listed = json.loads(doctor(copy, ["list", "--format", "json"]).stdout)
     assert "recipe-example" in [i["id"] for i in listed["issues"]]
     page = doctor(copy, ["explain", "example-org/example#1", "--full"], NO_COLOR="1")
@@ -99,6 +92,12 @@ def test_recipe_1_a_known_issue_is_one_module_and_one_page(copy: Path):
     log.write_text("Traceback (most recent call last):\n  ...\nRuntimeError: recipe example failure\n")
     triaged = json.loads(doctor(copy, ["explain", "--log", str(log), "--format", "json"]).stdout)
     assert triaged["results"][0]["id"] == "recipe-example"
+
+
+def _files(root: Path) -> Dict[str, bytes]:
+    """The copy's files and their content, what the doctor's runs write (its cache, bytecode) apart."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts and p.parts[len(root.parts)] != "cache"}
 
 
 COMMAND_MODULE = '''"""`inductor-doctor count`: how many known issues there are (the recipe\'s example)."""

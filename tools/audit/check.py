@@ -89,7 +89,10 @@ def _row(page: str, first: str, last: str, *words: str) -> bool:
 
 
 def check_compiler(snap: Snapshot) -> List[str]:
-    from inductor_doctor.kb.compiler_too_old import ISSUE, STD_FLAG_FLOOR, release_floor
+    from inductor_doctor.kb import registry
+    from inductor_doctor.kb.compiler_too_old import STD_FLAG_FLOOR, release_floor
+
+    ISSUE = registry().find("compiler-too-old")
 
     bad = []
     page = (DOCS / "compiler-too-old.md").read_text()
@@ -118,7 +121,10 @@ def check_compiler(snap: Snapshot) -> List[str]:
 
 
 def check_const_data_ptr(snap: Snapshot) -> List[str]:
-    from inductor_doctor.kb.const_data_ptr_abi import AFFECTED_TORCH, ISSUE
+    from inductor_doctor.kb import registry
+    from inductor_doctor.kb.const_data_ptr_abi import AFFECTED_TORCH
+
+    ISSUE = registry().find("const-data-ptr-abi")
 
     bad = []
     spec = SpecifierSet(AFFECTED_TORCH)
@@ -173,8 +179,9 @@ def check_ptxas(snap: Snapshot) -> List[str]:
 
 def _check_override_workarounds(snap: Snapshot) -> List[str]:
     """A workaround that sets a Triton variable must apply to exactly the releases that read it."""
-    from inductor_doctor.kb.ptxas_unsupported_arch import ISSUE as ARCH
-    from inductor_doctor.kb.triton_ptxas_driver import ISSUE as DRIVER
+    from inductor_doctor.kb import registry
+
+    ARCH, DRIVER = registry().find("ptxas-unsupported-arch"), registry().find("triton-ptxas-driver")
 
     bad = []
     readers: Dict[str, set] = {}
