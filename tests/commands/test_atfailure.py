@@ -71,6 +71,47 @@ def test_run_adds_nothing_while_the_command_succeeds(tmp_path):
     assert (wrapped.returncode, wrapped.stdout, wrapped.stderr) == (0, bare.stdout, bare.stderr)
 
 
+FAST_PATH = """
+import json, sys
+before = set(sys.modules)
+from inductor_doctor._entry import main
+code = main(["run", "--", "true"])
+print(json.dumps([code, sorted(set(sys.modules) - before)]))
+"""
+
+
+def test_run_of_a_command_that_succeeds_imports_only_what_it_needs():
+    """`run` is paid on every run of the wrapped command: no click, rich, typing, subprocess, re,
+    pathlib or dataclasses, and nothing of the diagnosis (knowledge base, triage, CLI) on success."""
+    out = subprocess.run([sys.executable, "-S", "-c", FAST_PATH], env=ENV, capture_output=True, text=True,
+                         timeout=120)
+    code, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert code == 0, out.stderr
+    heavy = {"click", "rich", "typing", "subprocess", "re", "pathlib", "dataclasses", "enum", "selectors"}
+    assert not heavy & set(loaded), sorted(heavy & set(loaded))
+    ours = sorted(m for m in loaded if m.startswith("inductor_doctor"))
+    assert ours == ["inductor_doctor", "inductor_doctor._entry", "inductor_doctor.core",
+                    "inductor_doctor.core.version", "inductor_doctor.run", "inductor_doctor.run.capture",
+                    "inductor_doctor.run.entry", "inductor_doctor.run.process"], ours
+
+
+def test_run_gives_the_command_none_of_the_doctors_descriptors_and_pipe_its_default(tmp_path):
+    """An inherited descriptor (fd 5 from the shell here) is closed as close_fds=True did, and
+    SIGPIPE, which Python ignores for itself, is the command's default again: `yes | head -1`
+    ends `yes` by SIGPIPE, as in a shell."""
+    script = tmp_path / "probe.sh"
+    script.write_text("for fd in 3 4 5 6; do [ -e /proc/$$/fd/$fd ] && echo -n \"$fd \"; done; echo\n"
+                      "yes | head -1 >/dev/null; echo ${PIPESTATUS[0]}\n")
+    env = dict(ENV, INDUCTOR_DOCTOR_CACHE_DIR=str(run_dir("af")))
+    for redirect in ("", "5</dev/null"):
+        shell = f"exec {redirect} {' '.join(DOCTOR)} run --no-check -- bash {script}"
+        out = subprocess.run(["bash", "-c", shell], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        fds, pipe_status = out.stdout.splitlines()
+        assert fds.strip() == "", (redirect, fds)
+        assert pipe_status == "141", (redirect, out.stdout)  # 128 + SIGPIPE
+
+
 def test_run_dies_of_the_signal_that_killed_the_command():
     proc = doctor("run", "--no-check", "--", sys.executable, "-c",
                   "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
