@@ -265,6 +265,17 @@ def test_hook_notes_a_compile_stack_exception_and_changes_nothing_else(tmp_path)
     assert "export CXX=g++" in proc.stderr and "check --only openmp-headers-missing" in proc.stderr
 
 
+def test_hook_install_loads_no_typing_re_or_knowledge_base():
+    """Installing the hook is paid by every program of an interpreter with the .pth line."""
+    code = ("import sys; before = set(sys.modules); import inductor_doctor.hook as h; h.install(); "
+            "loaded = sorted(set(sys.modules) - before); import json; print(json.dumps(loaded))")
+    out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=120)
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert not loaded & {"typing", "re", "enum", "subprocess", "json"}, sorted(loaded)
+    assert sorted(m for m in loaded if m.startswith("inductor_doctor")) == [
+        "inductor_doctor", "inductor_doctor.core", "inductor_doctor.core.version", "inductor_doctor.hook"]
+
+
 def test_hook_leaves_other_exceptions_alone(tmp_path):
     prog = program(tmp_path, """
         import inductor_doctor.hook
