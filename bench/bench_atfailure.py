@@ -86,11 +86,14 @@ def install(venv: str, source: str) -> Optional[str]:
     return os.path.join(venv, "bin", "inductor-doctor")
 
 
-def run_overhead(rounds: int, doctors: Dict[str, List[str]], python: str) -> Dict[str, float]:
+def run_overhead(rounds: int, doctors: Dict[str, List[str]], python: str,
+                 installed: bool) -> Dict[str, float]:
     """`run -- true` of each doctor against `true`, and the same interpreter's own start (`python -c
     pass`) beside them, interleaved: what is left over that floor is the doctor's (its imports, the
     pipe, the fork). Medians of each round's differences, in seconds."""
     env = {k: v for k, v in ENV.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if installed:  # the checkout on PYTHONPATH would be imported instead of what each venv installed
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
     names = ["bare", "python", "script", *doctors]
     argv = {"bare": ["true"], "python": [python, "-c", "pass"], "script": [python, "-c", "import re, sys"],
             **{name: [*doctor, "run", "--", "true"] for name, doctor in doctors.items()}}
@@ -191,7 +194,7 @@ def main() -> None:
             other = install(os.path.join(tmp, "against"), os.path.abspath(args.against))
             if other is not None:
                 doctors[os.path.basename(os.path.abspath(args.against))] = [other]
-        o = run_overhead(args.rounds, doctors, python)
+        o = run_overhead(args.rounds, doctors, python, installed=script is not None)
         print(f"run -- true: {how}; `true` bare {o['bare'] * 1000:.0f} ms, `python -c pass` "
               f"{o['python'] * 1000:.0f} ms ({o['python:cpu'] * 1000:.0f} ms CPU) (medians of {args.rounds} "
               "interleaved rounds)")
