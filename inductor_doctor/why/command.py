@@ -53,6 +53,7 @@ class Tried:
     variation: V.Variation
     attempt: Optional[Attempt] = None
     status: str = NOT_RUN
+    note: Optional[str] = None  # said in the conclusion (how a release was installed)
 
     def to_dict(self, scrub: Sequence[str]) -> Dict[str, Any]:
         d: Dict[str, Any] = self.variation.to_dict()
@@ -207,8 +208,9 @@ def _versions(request: WhyRequest, user_env: Dict[str, str], root: str, timeout:
                 again = venv.install([plain])
                 if again.ok:
                     v.workaround = R.pip_line(plain, None)
-                    v.label += (f"; {plain} from pip's own index, as {req} could not be installed "
-                                f"({R.pip_error(done)})")
+                    v.label = f"torch {release} ({role} release from pip's own index, in a scratch venv)"
+                    t.note = (f"torch {release} came from pip's own index: {req} could not be installed "
+                              f"({R.pip_error(done)}).")
                     done = again
                 else:
                     t.attempt = Attempt(None, 0.0, b"", 0, error=(
@@ -236,7 +238,7 @@ def _release_conclusion(conclusion: Dict[str, Any], tried: List[Tried], installe
         out.update(kind="release", variation=newest.variation.key, workaround=newest.variation.workaround,
                    sentence=f"Fixed in torch {release}: the command passes with it (in a scratch venv) and "
                             f"fails with torch {installed}; the workaround, proved here: "
-                            f"`{newest.variation.workaround}`.")
+                            f"`{newest.variation.workaround}`." + (f" {newest.note}" if newest.note else ""))
         out["evidence"] = [*conclusion["evidence"], f"{newest.variation.label}: passes"]
         return out
     extra = []
@@ -250,6 +252,7 @@ def _release_conclusion(conclusion: Dict[str, Any], tried: List[Tried], installe
         extra.append(f"It is present in the newest release (torch {which}): report it upstream "
                      "(`--report FILE` writes the report block).")
         out["upstream"] = True
+    extra += [t.note for t in tried if t.note and t.status != NOT_RUN]
     if previous is not None and previous.status == PASSED:
         release = previous.variation.key.split(":", 1)[1]
         extra.append(f"It is new in torch {installed.split('+')[0]}: torch {release} passes (a regression).")

@@ -101,10 +101,16 @@ def see_site_dirs(venv_python: str, dirs: Sequence[str]) -> Optional[str]:
 
 
 def pip_error(result: Any) -> str:
-    """pip's own conclusion (its last `ERROR:` line), not the first retry warning on the way there."""
+    """pip's own reason in one line: its first `ERROR:` line (not the retry warnings on the way, nor
+    its closing "ResolutionImpossible: for help visit ..."), with the constraint that caused it."""
     text = f"{result.stderr or ''}\n{result.stdout or ''}"
-    errors = [ln.strip() for ln in text.splitlines() if ln.startswith("ERROR:")]
-    return errors[-1][len("ERROR:"):].strip() if errors else result.why()
+    lines = [ln.strip() for ln in text.splitlines()]
+    errors = [ln[len("ERROR:"):].strip() for ln in lines if ln.startswith("ERROR:")
+              and not ln.startswith("ERROR: ResolutionImpossible")]
+    if not errors:
+        return result.why()
+    constraints = [ln.split("(constraint)", 1)[1].strip() for ln in lines if "requested (constraint)" in ln]
+    return errors[0].rstrip(".") + (f" (a pip constraint: {', '.join(constraints)})" if constraints else "")
 
 
 def pip_line(req: str, index: Optional[str]) -> str:

@@ -433,3 +433,40 @@ def test_why_versions_picks_the_newest_and_the_previous_minor_of_the_same_build(
     assert R.requirement("2.15.0", "2.13.0+cu124") == "torch==2.15.0+cu124"
     assert R.interpreter_of([sys.executable, "x.py"], os.environ.get("PATH")) == sys.executable
     assert R.interpreter_of(["bash", "-c", "python x.py"], os.environ.get("PATH")) is None
+
+
+PIP_CAPPED = """Looking in links: /opt/wheels
+WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError()': /whl/cpu/torch/
+ERROR: Cannot install torch==2.15.0 because these package versions have conflicting dependencies.
+
+The conflict is caused by:
+    The user requested torch==2.15.0
+    The user requested (constraint) torch<=2.14.1
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/
+"""
+
+
+def test_why_versions_says_plainly_that_a_release_cannot_be_installed_here():
+    """pip's own reason (its first ERROR line and the constraint behind it, not its help link nor a
+    retry warning) in one sentence of the conclusion; the previous release's answer still stands."""
+    from types import SimpleNamespace
+
+    from inductor_doctor.why import command as W
+    from inductor_doctor.why import variations as V
+    from inductor_doctor.why import versions as R
+    from inductor_doctor.why.attempt import Attempt
+
+    reason = R.pip_error(SimpleNamespace(stderr=PIP_CAPPED, stdout="", why=lambda: "?"))
+    assert reason == ("Cannot install torch==2.15.0 because these package versions have conflicting "
+                      "dependencies (a pip constraint: torch<=2.14.1)")
+    newest = W.Tried(V.Variation("torch:2.15.0", "torch 2.15.0", V.RELEASE, cause="newest"),
+                     Attempt(None, 0.0, b"", 0, error=f"could not install torch==2.15.0: {reason}"))
+    previous = W.Tried(V.Variation("torch:2.12.1", "torch 2.12.1", V.RELEASE, cause="previous"),
+                       Attempt(1, 9.0, b"ValueError: x\n", 15), status=W.SAME)
+    base = {"kind": "layer", "sentence": "The failure is in Inductor.", "evidence": []}
+    c = W._release_conclusion(base, [newest, previous], "2.13.0+cpu")
+    assert c["sentence"] == ("The failure is in Inductor. torch 2.15.0 (newest release) could not be tried "
+                             f"here: could not install torch==2.15.0: {reason}. torch 2.12.1 fails too: it "
+                             "is not new in this release.")
+    assert "upstream" not in c  # the newest was not tried: no claim that it is present there
