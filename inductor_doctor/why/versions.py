@@ -110,7 +110,15 @@ def pip_error(result: Any) -> str:
     if not errors:
         return result.why()
     constraints = [ln.split("(constraint)", 1)[1].strip() for ln in lines if "requested (constraint)" in ln]
-    return errors[0].rstrip(".") + (f" (a pip constraint: {', '.join(constraints)})" if constraints else "")
+    said = errors[0].rstrip(".") + (f" (a pip constraint: {', '.join(constraints)})" if constraints else "")
+    unreachable = any(ln.startswith("WARNING: Retrying") and any(w in ln for w in _UNREACHABLE)
+                      for ln in lines)
+    return f"its index could not be reached, and pip then says: {said}" if unreachable else said
+
+
+#: pip's retry warnings that mean the index was never reached (no DNS, no route, a proxy refusing).
+_UNREACHABLE = ("NewConnectionError", "ConnectTimeoutError", "ProxyError", "Failed to establish",
+                "Name or service not known", "Temporary failure in name resolution")
 
 
 def pip_line(req: str, index: Optional[str]) -> str:

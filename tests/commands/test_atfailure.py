@@ -458,8 +458,12 @@ def test_why_versions_says_plainly_that_a_release_cannot_be_installed_here():
     from inductor_doctor.why.attempt import Attempt
 
     reason = R.pip_error(SimpleNamespace(stderr=PIP_CAPPED, stdout="", why=lambda: "?"))
-    assert reason == ("Cannot install torch==2.15.0 because these package versions have conflicting "
-                      "dependencies (a pip constraint: torch<=2.14.1)")
+    assert reason == ("its index could not be reached, and pip then says: Cannot install torch==2.15.0 "
+                      "because these package versions have conflicting dependencies (a pip constraint: "
+                      "torch<=2.14.1)")
+    reached = PIP_CAPPED.replace("NewConnectionError()", "ReadTimeoutError()")
+    said = R.pip_error(SimpleNamespace(stderr=reached, stdout="", why=lambda: "?"))
+    assert said.startswith("Cannot install")
     newest = W.Tried(V.Variation("torch:2.15.0", "torch 2.15.0", V.RELEASE, cause="newest"),
                      Attempt(None, 0.0, b"", 0, error=f"could not install torch==2.15.0: {reason}"))
     previous = W.Tried(V.Variation("torch:2.12.1", "torch 2.12.1", V.RELEASE, cause="previous"),
