@@ -10,9 +10,12 @@ the diagnosis. Whatever the doctor does, the exit status is the command's own, a
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional, Sequence, Tuple
 
-from inductor_doctor.run.process import Completed
+TYPE_CHECKING = False  # no `typing` on the wrapped command's path (milliseconds a run)
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from typing import Any, List, Optional, Sequence, Tuple
+
+    from inductor_doctor.run.process import Completed
 
 
 class RunRequest:

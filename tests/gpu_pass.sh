@@ -83,7 +83,27 @@ PYEOF
         part run-cuda-ok doctor run -- "$PY" "$OUT/cuda_ok.py"
         part why-cuda-lowering doctor why --all -- "$PY" "$OUT/cuda_lowering_bug.py"
         part why-cuda-lowering-json doctor why -q --format json --output "$OUT/why-cuda.json" \
-          -- "$PY" "$OUT/cuda_lowering_bug.py" ;;
+          -- "$PY" "$OUT/cuda_lowering_bug.py"
+        # A read-only /dev/shm (a private mount namespace; root): the compile workers' pool cannot make
+        # its semaphores. Expected: torch <= 2.13 with the sidecar pool never notices (the program
+        # passes, why says so, exit 2); torch >= 2.14 fails ("Attempting to use a closed pool") and
+        # the pool forked in-process (TORCHINDUCTOR_WORKER_START=fork) fails with OSError 30 on any
+        # torch from 2.4 (not 2.6): there why must conclude that compile workers off flips it, with
+        # `export TORCHINDUCTOR_COMPILE_THREADS=1` proved.
+        if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
+          shm() { unshare -m --propagation private sh -c \
+            'mount -t tmpfs -o ro,size=1m tmpfs /dev/shm && exec "$@"' sh "$@"; }
+          part shm-semaphore shm "$PY" -c "import multiprocessing; multiprocessing.Lock()"
+          part why-cuda-shm shm "$PY" -m inductor_doctor why --format json --output "$OUT/why-shm.json" \
+            -- "$PY" "$OUT/cuda_ok.py"
+          part why-cuda-shm-fork shm env TORCHINDUCTOR_WORKER_START=fork "$PY" -m inductor_doctor why \
+            --format json --output "$OUT/why-shm-fork.json" -- "$PY" "$OUT/cuda_ok.py"
+          part run-cuda-shm-fork shm env TORCHINDUCTOR_WORKER_START=fork "$PY" -m inductor_doctor run \
+            -- "$PY" "$OUT/cuda_ok.py"
+        else
+          echo "no private mount namespace here (not root, or no unshare): the read-only /dev/shm runs are skipped" \
+            | tee "$OUT/why-cuda-shm.txt"
+        fi ;;
       bench)  # the doctor as a user installs it: from .whl/doctor/ where this host has no package index
         part bench-speed "$PY" bench/bench_speed.py --runs 3 ${DOCTOR_WHEELS:+--wheels "$DOCTOR_WHEELS"} ;;
       *) echo "unknown part $name" >&2; exit 2 ;;

@@ -53,6 +53,7 @@ class Tried:
     variation: V.Variation
     attempt: Optional[Attempt] = None
     status: str = NOT_RUN
+    note: Optional[str] = None  # said in the conclusion (how a release was installed)
 
     def to_dict(self, scrub: Sequence[str]) -> Dict[str, Any]:
         d: Dict[str, Any] = self.variation.to_dict()
@@ -181,13 +182,12 @@ def _versions(request: WhyRequest, user_env: Dict[str, str], root: str, timeout:
     from inductor_doctor.scratch.venv import ScratchError, ScratchVenv
 
     line = baseline.fingerprint(scrub)
+    command_site = R.site_dirs(interpreter)
     out: List[Tried] = []
     for release, role in R.candidates(installed, RELEASES.get("torch", ())):
-        req = R.requirement(release, installed)
+        req, index = R.requirement(release, installed), R.index_for(installed)
         v = V.Variation(f"torch:{release}", f"torch {release} ({role} release, in a scratch venv)", V.RELEASE,
-                        workaround=f"pip install '{req}'" + (f" --index-url {R.index_for(installed)}"
-                                                           if R.index_for(installed) else ""),
-                        cause=role)
+                        workaround=R.pip_line(req, index), cause=role)
         t = Tried(v)
         out.append(t)
         say(f"trying: {v.label}")
@@ -197,9 +197,28 @@ def _versions(request: WhyRequest, user_env: Dict[str, str], root: str, timeout:
             t.attempt = Attempt(None, 0.0, b"", 0, error=str(exc))
             continue
         try:
-            done = venv.install([req], index_url=R.index_for(installed))
+            trouble = R.see_site_dirs(str(venv.python), command_site)
+            if trouble:
+                t.attempt = Attempt(None, 0.0, b"", 0, error=trouble)
+                continue
+            done = venv.install([req], index_url=index)
+            if not done.ok and index is not None:  # that index unreachable or without it: pip's own index
+                plain = f"torch=={release}"
+                say(f"{req} could not be installed from {index}; trying {plain} from pip's own index")
+                again = venv.install([plain])
+                if again.ok:
+                    v.workaround = R.pip_line(plain, None)
+                    v.label = f"torch {release} ({role} release from pip's own index, in a scratch venv)"
+                    t.note = (f"torch {release} came from pip's own index: {req} could not be installed "
+                              f"({R.pip_error(done)}).")
+                    done = again
+                else:
+                    t.attempt = Attempt(None, 0.0, b"", 0, error=(
+                        f"could not install {req} ({R.pip_error(done)}) nor {plain} from pip's own index "
+                        f"({R.pip_error(again)})"))
+                    continue
             if not done.ok:
-                t.attempt = Attempt(None, 0.0, b"", 0, error=f"could not install {req}: {done.why()}")
+                t.attempt = Attempt(None, 0.0, b"", 0, error=f"could not install {req}: {R.pip_error(done)}")
                 continue
             launch = _launch(v, request.argv, user_env, root, 90 + len(out), timeout)
             launch.argv = [str(venv.python), *request.argv[1:]]
@@ -219,15 +238,21 @@ def _release_conclusion(conclusion: Dict[str, Any], tried: List[Tried], installe
         out.update(kind="release", variation=newest.variation.key, workaround=newest.variation.workaround,
                    sentence=f"Fixed in torch {release}: the command passes with it (in a scratch venv) and "
                             f"fails with torch {installed}; the workaround, proved here: "
-                            f"`{newest.variation.workaround}`.")
+                            f"`{newest.variation.workaround}`." + (f" {newest.note}" if newest.note else ""))
         out["evidence"] = [*conclusion["evidence"], f"{newest.variation.label}: passes"]
         return out
     extra = []
+    for t in (newest, previous):
+        if t is not None and t.attempt is not None and t.attempt.error and t.status == NOT_RUN:
+            release = t.variation.key.split(":", 1)[1]
+            extra.append(f"torch {release} ({t.variation.cause} release) could not be tried here: "
+                         f"{t.attempt.error}.")
     if newest is None or newest.status in (SAME, OTHER):
         which = newest.variation.key.split(":", 1)[1] if newest is not None else installed.split("+")[0]
         extra.append(f"It is present in the newest release (torch {which}): report it upstream "
                      "(`--report FILE` writes the report block).")
         out["upstream"] = True
+    extra += [t.note for t in tried if t.note and t.status != NOT_RUN]
     if previous is not None and previous.status == PASSED:
         release = previous.variation.key.split(":", 1)[1]
         extra.append(f"It is new in torch {installed.split('+')[0]}: torch {release} passes (a regression).")

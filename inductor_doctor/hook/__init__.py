@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import sys
 import threading
-from typing import Any, List, Optional
+
+TYPE_CHECKING = False  # `typing` would bring `re` and a dozen modules into every program that installs this
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from typing import Any, List, Optional
 
 #: Where a compile-stack exception is defined, or passes through.
 MODULES = ("torch._dynamo", "torch._inductor", "torch._functorch", "torch._export", "triton", "torch_xla",

@@ -3,6 +3,11 @@
 Compilers fork `cc1plus`/`ld`, `nvidia-smi` can block in the driver: on timeout the whole process
 group is killed, not just the child we started, and a missing or unrunnable program is a result
 (`error`), not an exception.
+
+The one runner of the doctor's bounded commands: the probe keeps their output in memory; `why`
+(`why/attempt.py`) sends it to a file (`output=`), where a torch.compile run's gigabytes of logs
+never pass through the doctor, and has the group killed when the command ends too (compile workers
+it left behind die with it).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import IO, Mapping, Optional, Sequence, Tuple
 
 DEFAULT_TIMEOUT_S = 20.0
 #: How long a killed process is given to go before the probe stops waiting for it (one stuck in
@@ -31,6 +36,7 @@ class ProcResult:
     stderr: str = ""
     timed_out: bool = False
     error: Optional[str] = None  # could not start it at all (not found, not executable, ...)
+    strerror: Optional[str] = None  # the OS's words for why it could not start
 
     @property
     def ok(self) -> bool:
@@ -86,25 +92,31 @@ def run(
     input: Optional[str] = None,
     cwd: Optional[str] = None,
     cancel: Optional[threading.Event] = None,
+    output: Optional[IO[bytes]] = None,
 ) -> ProcResult:
     """`argv` to completion, to the deadline, or until `cancel` is set; never waits unbounded.
 
-    Output is decoded leniently (compilers localise their messages).
+    Output is decoded leniently (compilers localise their messages). With `output` (a file), stdout
+    and stderr go there together, in order, instead (`stdout`/`stderr` stay empty), and the whole
+    group is killed when the command ends, whatever it left running.
     """
     result = ProcResult(argv=list(argv))
     try:
         proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE if output is None else output,
+            stderr=subprocess.PIPE if output is None else subprocess.STDOUT,
             env=dict(env) if env is not None else None,
             cwd=cwd,
             start_new_session=True,
         )
     except (OSError, ValueError) as exc:
+        result.strerror = exc.strerror if isinstance(exc, OSError) else None
         result.error = f"cannot run `{argv[0]}`: {exc.strerror if isinstance(exc, OSError) else exc}"
         return result
+    if output is not None:
+        return _to_file(proc, result, time.monotonic() + timeout_s, cancel)
     data = input.encode() if input is not None else None
     deadline = time.monotonic() + timeout_s
     try:
@@ -147,3 +159,29 @@ def c_locale_env(extra: Optional[Mapping[str, str]] = None) -> dict:
     if extra:
         env.update(extra)
     return env
+
+
+def _to_file(proc: subprocess.Popen, result: ProcResult, deadline: float,
+             cancel: Optional[threading.Event]) -> ProcResult:
+    """`run` with its output in a file: wait for the command, the deadline or the cancel flag, then
+    kill the group either way."""
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                result.returncode = proc.wait(timeout=max(0.0, left if cancel is None else min(POLL_S, left)))
+                break
+            except subprocess.TimeoutExpired:
+                if cancel is not None and cancel.is_set():
+                    result.error = "cancelled"
+                    break
+                if time.monotonic() >= deadline:
+                    result.timed_out = True
+                    break
+    finally:
+        _kill_group(proc)
+        try:
+            proc.wait(timeout=REAP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+    return result

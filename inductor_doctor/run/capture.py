@@ -8,8 +8,9 @@ program that writes gigabytes to stderr costs `HEAD + TAIL + KEPT` bytes here, n
 
 from __future__ import annotations
 
-import re
-from typing import List, Tuple
+TYPE_CHECKING = False  # no `typing` or `re` on the path of a command that succeeds
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from typing import Any, List, Tuple
 
 HEAD_BYTES = 256 * 1024
 TAIL_BYTES = 1024 * 1024
@@ -18,12 +19,23 @@ KEPT_BYTES = 2 * 1024 * 1024
 LINE_BYTES = 8 * 1024
 
 #: Words of the compile stack's failures; a middle line with one of them is kept. Cheap on purpose:
-#: one search per chunk, no knowledge base loaded while the command runs.
-INTEREST = re.compile(
+#: one search per line, no knowledge base loaded while the command runs; compiled only once a middle
+#: line is seen (`interest()`), so a command whose stderr is short never loads `re`.
+INTEREST_WORDS = (
     rb"error|exception|traceback|fatal|undefined|not found|no such|cannot|failed|warning|"
-    rb"torch|triton|inductor|dynamo|omp\.h|\.so\b|ptxas|nvcc|signal|killed|version",
-    re.IGNORECASE,
+    rb"torch|triton|inductor|dynamo|omp\.h|\.so\b|ptxas|nvcc|signal|killed|version"
 )
+_interest: Any = None
+
+
+def interest() -> Any:
+    """The compiled INTEREST_WORDS (case-insensitive), made on first use."""
+    global _interest
+    if _interest is None:
+        import re
+
+        _interest = re.compile(INTEREST_WORDS, re.IGNORECASE)
+    return _interest
 
 SKIPPED = b"\n[... %d bytes of the output not kept ...]\n"
 
@@ -75,7 +87,7 @@ class Capture:
             pos = nl + 1
 
     def _consider(self, at: int, line: bytes) -> None:
-        if at < self._head_max or self._kept_bytes >= self._kept_max or not INTEREST.search(line):
+        if at < self._head_max or self._kept_bytes >= self._kept_max or not interest().search(line):
             return
         self._kept.append((at, line))
         self._kept_bytes += len(line) + 1

@@ -17,13 +17,15 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from inductor_doctor.run.capture import Capture
+
+TYPE_CHECKING = False  # no `typing` (nor `subprocess`) on the path of a command that succeeds
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from typing import Any, Dict, List, Optional, Sequence
 
 #: Signals a wrapper must pass on (SIGKILL and SIGSTOP cannot be caught; the child then sees its
 #: pipe close or its parent stop).
@@ -69,8 +71,7 @@ def run_passthrough(argv: Sequence[str], env: Optional[Dict[str, str]] = None,
     read_fd, write_fd = os.pipe()
     start = time.monotonic()
     try:
-        proc = subprocess.Popen(list(argv), stdin=None, stdout=None, stderr=write_fd, env=env,
-                                preexec_fn=_child_setup(foreground), close_fds=True)
+        pid = _spawn(list(argv), env, write_fd, foreground)
     except OSError as exc:
         os.close(read_fd)
         os.close(write_fd)
@@ -81,9 +82,9 @@ def run_passthrough(argv: Sequence[str], env: Optional[Dict[str, str]] = None,
     pump = threading.Thread(target=_pump, args=(read_fd, capture), name="indoc-stderr", daemon=True)
     pump.start()
     forwarded: List[int] = []
-    previous = _forward_signals(proc.pid, forwarded)
+    previous = _forward_signals(pid, forwarded)
     try:
-        returncode = _wait(proc, foreground)
+        returncode = _wait(pid, foreground)
     finally:
         _restore(previous)
         if foreground is not None:
@@ -102,20 +103,146 @@ def _terminal_foreground() -> Optional[int]:
     return None
 
 
-def _child_setup(foreground: Optional[int]) -> Callable[[], None]:
-    def setup() -> None:  # in the child, before exec: its own group, the terminal if ours
-        os.setpgid(0, 0)
-        if foreground is not None:
-            old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+def _spawn(argv: List[str], env: Optional[Dict[str, str]], stderr_fd: int, foreground: Optional[int]) -> int:
+    """fork and exec `argv` as `subprocess.Popen(..., stderr=stderr_fd, close_fds=True)` with a
+    `preexec_fn` would, without importing `subprocess` (milliseconds on every run): the child gets
+    its own process group (and the terminal, when the doctor had it), the default disposition of
+    the signals the doctor forwards, stderr on `stderr_fd` and no other descriptor of the doctor's.
+    The PATH is searched as `subprocess` does; an exec that fails raises its OSError here."""
+    search = [argv[0]] if os.sep in argv[0] else [os.path.join(d, argv[0]) for d in os.get_exec_path(env)]
+    environ = os.environ if env is None else env
+    if foreground is None and hasattr(os, "posix_spawn") and not _inherited_fds(stderr_fd):
+        return _posix_spawn(search, argv, environ, stderr_fd)
+    err_read, err_write = os.pipe()  # close-on-exec: EOF here means the exec succeeded
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child, replaced by the command (coverage cannot follow)
+        code, last = 0, errno.ENOENT
+        try:
+            os.close(err_read)
+            _child_setup(foreground)
+            if stderr_fd != 2:
+                os.dup2(stderr_fd, 2)
+            _close_fds(keep=err_write)
+            for path in search:
+                try:
+                    os.execve(path, argv, environ)
+                except OSError as exc:
+                    if exc.errno not in (errno.ENOENT, errno.ENOTDIR) and not code:
+                        code = exc.errno or errno.ENOEXEC  # subprocess reports the first such error
+                    last = exc.errno or errno.ENOENT
+            code = code or last
+        except BaseException:  # noqa: BLE001 - nothing may escape a forked child
+            code = code or errno.ENOEXEC
+        try:
+            os.write(err_write, str(code).encode())
+        finally:
+            os._exit(127)
+    os.close(err_write)
+    try:
+        chunks = []
+        while True:
             try:
-                os.tcsetpgrp(foreground, os.getpgrp())
+                chunk = os.read(err_read, 64)
+            except InterruptedError:
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(err_read)
+    if chunks:  # the exec failed: reap the child, raise its errno as Popen does
+        _reap(pid)
+        number = int(b"".join(chunks) or b"0") or errno.ENOEXEC
+        raise OSError(number, os.strerror(number), argv[0])
+    return pid
+
+
+def _posix_spawn(search: List[str], argv: List[str], environ: Any, stderr_fd: int) -> int:
+    """The common case (no terminal to hand over, no descriptor to close): posix_spawn, which runs
+    no Python in the child and copies none of the doctor's memory, milliseconds less than a fork.
+    Exec errors come back as OSError, the first that is not ENOENT/ENOTDIR winning (subprocess's
+    rule)."""
+    first: Optional[OSError] = None
+    last: Optional[OSError] = None
+    for path in search:
+        if len(search) > 1 and not os.path.exists(path):
+            continue  # ENOENT without a process made for it: a spawn per PATH entry costs a clone
+        try:
+            return os.posix_spawn(path, argv, environ, setpgroup=0, setsigdef=_default_signals(),
+                                  file_actions=[(os.POSIX_SPAWN_DUP2, stderr_fd, 2)])
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR) and first is None:
+                first = exc
+            last = exc
+    failed = first or last or OSError(errno.ENOENT, os.strerror(errno.ENOENT))
+    raise OSError(failed.errno, failed.strerror, argv[0])
+
+
+def _inherited_fds(stderr_fd: int) -> bool:
+    """Whether a descriptor above stderr would reach the command through exec (one the doctor
+    inherited, as from `make`): those must be closed as `close_fds=True` does, which needs a fork."""
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return True  # cannot tell: the fork closes them all
+    for name in names:
+        fd = int(name)
+        if fd > 2 and fd != stderr_fd:
+            try:
+                if os.get_inheritable(fd):
+                    return True
             except OSError:
                 pass
-            signal.signal(signal.SIGTTOU, old)
-        for sig in FORWARDED:  # a wrapper's ignored SIGINT (nohup, `&`) stays ignored; others default
-            if signal.getsignal(sig) is not signal.SIG_IGN:
-                signal.signal(sig, signal.SIG_DFL)
-    return setup
+    return False
+
+
+def _default_signals() -> List[int]:
+    """The signals the command starts with at their default: those the doctor forwards (unless
+    whoever started the doctor ignored them: nohup, `&`) and SIGPIPE/SIGXFSZ, which Python ignores
+    for itself (subprocess's restore_signals)."""
+    out = [sig for sig in FORWARDED if signal.getsignal(sig) is not signal.SIG_IGN]
+    return out + [getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, n)]
+
+
+def _reap(pid: int) -> None:
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            return
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return
+
+
+def _close_fds(keep: int) -> None:
+    """In the child: every descriptor above stderr closed but `keep` (close_fds=True's promise)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except (OSError, ValueError):
+        os.closerange(3, keep)
+        os.closerange(keep + 1, min(os.sysconf("SC_OPEN_MAX"), 1 << 16))
+        return
+    for fd in fds:
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _child_setup(foreground: Optional[int]) -> None:
+    """In the child, before exec: its own group, the terminal if ours, forwarded signals default."""
+    os.setpgid(0, 0)
+    if foreground is not None:
+        old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+        try:
+            os.tcsetpgrp(foreground, os.getpgrp())
+        except OSError:
+            pass
+        signal.signal(signal.SIGTTOU, old)
+    for sig in _default_signals():  # a wrapper's ignored SIGINT (nohup, `&`) stays ignored
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def _take_terminal(fd: int) -> None:
@@ -128,14 +255,16 @@ def _take_terminal(fd: int) -> None:
         signal.signal(signal.SIGTTOU, old)
 
 
-def _wait(proc: subprocess.Popen[bytes], foreground: Optional[int]) -> int:
+def _wait(pid: int, foreground: Optional[int]) -> int:
     """waitpid that follows job control: a stopped child stops the doctor too, `fg` resumes both."""
     while True:
         try:
-            pid, status = os.waitpid(proc.pid, os.WUNTRACED)
-        except ChildProcessError:
-            return proc.wait()
-        if pid == 0:
+            got, status = os.waitpid(pid, os.WUNTRACED)
+        except InterruptedError:
+            continue
+        except ChildProcessError:  # reaped by someone else (SIGCHLD ignored): subprocess says 0
+            return 0
+        if got == 0:
             continue
         if os.WIFSTOPPED(status):
             if foreground is not None:
@@ -144,17 +273,16 @@ def _wait(proc: subprocess.Popen[bytes], foreground: Optional[int]) -> int:
             if foreground is not None:
                 try:
                     old = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
-                    os.tcsetpgrp(foreground, proc.pid)
+                    os.tcsetpgrp(foreground, pid)
                     signal.signal(signal.SIGTTOU, old)
                 except OSError:
                     pass
             try:
-                os.killpg(proc.pid, signal.SIGCONT)
+                os.killpg(pid, signal.SIGCONT)
             except OSError:
                 pass
             continue
-        proc.returncode = (-os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
-        return proc.returncode
+        return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 def _forward_signals(pgid: int, seen: List[int]) -> Dict[int, Any]:

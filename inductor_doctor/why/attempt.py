@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
+from inductor_doctor.probe._proc import run
 from inductor_doctor.run.capture import Capture
 
-KILL_WAIT_S = 5.0
 #: The last line that names an exception (`ValueError: ...`, `torch._inductor.exc.InductorError: ...`).
 _EXC_LINE = re.compile(rb"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning)[\w.]*)(?::.*)?$",
                        re.M)
@@ -83,30 +81,15 @@ class Launch:
 
 
 def run_attempt(launch: Launch, cancelled: Any = None) -> Attempt:
-    """Run it in its own session; on timeout or cancellation the whole group is killed."""
+    """Run it in its own session (`probe/_proc.run`, output to a file); on timeout or cancellation,
+    and when it ends, the whole group is killed."""
     log = os.path.join(launch.workdir, "output.log")
     start = time.monotonic()
     with open(log, "wb") as out:
-        try:
-            proc = subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, env=launch.env, start_new_session=True,
-                                    close_fds=True)
-        except OSError as exc:
-            return Attempt(None, 0.0, b"", 0, error=f"could not start: {exc.strerror or exc}")
-        returncode: Optional[int] = None
-        stopped = None
-        deadline = start + launch.timeout_s
-        while True:
-            try:
-                returncode = proc.wait(timeout=0.2)
-                break
-            except subprocess.TimeoutExpired:
-                if cancelled is not None and cancelled.is_set():
-                    stopped = "stopped: another variation decided"
-                    break
-                if time.monotonic() > deadline:
-                    break
-        _kill_group(proc)
+        done = run(launch.argv, timeout_s=launch.timeout_s, env=launch.env, cancel=cancelled, output=out)
+    if done.returncode is None and done.error and done.error != "cancelled":
+        return Attempt(None, 0.0, b"", 0, error=f"could not start: {done.strerror or done.error}")
+    stopped = "stopped: another variation decided" if done.error == "cancelled" else None
     duration = time.monotonic() - start
     capture = Capture()
     with open(log, "rb") as fh:
@@ -121,16 +104,6 @@ def run_attempt(launch: Launch, cancelled: Any = None) -> Attempt:
             calls = fh.read().count(b"\n")
     elif launch.mark:
         calls = 0
-    return Attempt(returncode, duration, capture.data(), capture.total, calls, error=stopped)
+    return Attempt(done.returncode, duration, capture.data(), capture.total, calls, error=stopped)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Whatever the command left running (compile workers, a child it forked) dies with it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        proc.wait(timeout=KILL_WAIT_S)
-    except subprocess.TimeoutExpired:
-        pass

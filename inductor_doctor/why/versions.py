@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 import subprocess
-from typing import List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -70,3 +70,56 @@ def index_for(installed: str) -> Optional[str]:
 def requirement(release: str, installed: str) -> str:
     local = installed.partition("+")[2]
     return f"torch=={release}+{local}" if index_for(installed) else f"torch=={release}"
+
+
+def site_dirs(interpreter: str) -> List[str]:
+    """The interpreter's own site-packages directories. A venv made from a venv's interpreter sees the
+    base interpreter's site-packages, not the venv's, with `--system-site-packages`: the scratch venv
+    is given these by a `.pth` file instead, after its own (so its torch comes first)."""
+    code = ("import site, sysconfig; p = sysconfig.get_paths(); "
+            "print('\\n'.join(dict.fromkeys([p['purelib'], p['platlib'], *site.getsitepackages()])))")
+    try:
+        proc = subprocess.run([interpreter, "-c", code], capture_output=True, text=True, timeout=60,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line for line in proc.stdout.splitlines() if line and os.path.isdir(line)]
+
+
+def see_site_dirs(venv_python: str, dirs: Sequence[str]) -> Optional[str]:
+    """Write the `.pth` that makes `dirs` visible to the scratch venv; None, or why not."""
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    try:
+        proc = subprocess.run([venv_python, "-c", code], capture_output=True, text=True, timeout=60,
+                              check=False)
+        purelib = proc.stdout.strip()
+        with open(os.path.join(purelib, "_inductor_doctor_command_site.pth"), "w", encoding="utf-8") as fh:
+            fh.write("".join(d + "\n" for d in dirs))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not show the command's site-packages to the scratch venv: {exc}"
+    return None
+
+
+def pip_error(result: Any) -> str:
+    """pip's own reason in one line: its first `ERROR:` line (not the retry warnings on the way, nor
+    its closing "ResolutionImpossible: for help visit ..."), with the constraint that caused it."""
+    text = f"{result.stderr or ''}\n{result.stdout or ''}"
+    lines = [ln.strip() for ln in text.splitlines()]
+    errors = [ln[len("ERROR:"):].strip() for ln in lines if ln.startswith("ERROR:")
+              and not ln.startswith("ERROR: ResolutionImpossible")]
+    if not errors:
+        return result.why()
+    constraints = [ln.split("(constraint)", 1)[1].strip() for ln in lines if "requested (constraint)" in ln]
+    said = errors[0].rstrip(".") + (f" (a pip constraint: {', '.join(constraints)})" if constraints else "")
+    unreachable = any(ln.startswith("WARNING: Retrying") and any(w in ln for w in _UNREACHABLE)
+                      for ln in lines)
+    return f"its index could not be reached, and pip then says: {said}" if unreachable else said
+
+
+#: pip's retry warnings that mean the index was never reached (no DNS, no route, a proxy refusing).
+_UNREACHABLE = ("NewConnectionError", "ConnectTimeoutError", "ProxyError", "Failed to establish",
+                "Name or service not known", "Temporary failure in name resolution")
+
+
+def pip_line(req: str, index: Optional[str]) -> str:
+    return f"pip install '{req}'" + (f" --index-url {index}" if index else "")

@@ -71,6 +71,47 @@ def test_run_adds_nothing_while_the_command_succeeds(tmp_path):
     assert (wrapped.returncode, wrapped.stdout, wrapped.stderr) == (0, bare.stdout, bare.stderr)
 
 
+FAST_PATH = """
+import json, sys
+before = set(sys.modules)
+from inductor_doctor._entry import main
+code = main(["run", "--", "true"])
+print(json.dumps([code, sorted(set(sys.modules) - before)]))
+"""
+
+
+def test_run_of_a_command_that_succeeds_imports_only_what_it_needs():
+    """`run` is paid on every run of the wrapped command: no click, rich, typing, subprocess, re,
+    pathlib or dataclasses, and nothing of the diagnosis (knowledge base, triage, CLI) on success."""
+    out = subprocess.run([sys.executable, "-S", "-c", FAST_PATH], env=ENV, capture_output=True, text=True,
+                         timeout=120)
+    code, loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert code == 0, out.stderr
+    heavy = {"click", "rich", "typing", "subprocess", "re", "pathlib", "dataclasses", "enum", "selectors"}
+    assert not heavy & set(loaded), sorted(heavy & set(loaded))
+    ours = sorted(m for m in loaded if m.startswith("inductor_doctor"))
+    assert ours == ["inductor_doctor", "inductor_doctor._entry", "inductor_doctor.core",
+                    "inductor_doctor.core.version", "inductor_doctor.run", "inductor_doctor.run.capture",
+                    "inductor_doctor.run.entry", "inductor_doctor.run.process"], ours
+
+
+def test_run_gives_the_command_none_of_the_doctors_descriptors_and_pipe_its_default(tmp_path):
+    """An inherited descriptor (fd 5 from the shell here) is closed as close_fds=True did, and
+    SIGPIPE, which Python ignores for itself, is the command's default again: `yes | head -1`
+    ends `yes` by SIGPIPE, as in a shell."""
+    script = tmp_path / "probe.sh"
+    script.write_text("for fd in 3 4 5 6; do [ -e /proc/$$/fd/$fd ] && echo -n \"$fd \"; done; echo\n"
+                      "yes | head -1 >/dev/null; echo ${PIPESTATUS[0]}\n")
+    env = dict(ENV, INDUCTOR_DOCTOR_CACHE_DIR=str(run_dir("af")))
+    for redirect in ("", "5</dev/null"):
+        shell = f"exec {redirect} {' '.join(DOCTOR)} run --no-check -- bash {script}"
+        out = subprocess.run(["bash", "-c", shell], env=env, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        fds, pipe_status = out.stdout.splitlines()
+        assert fds.strip() == "", (redirect, fds)
+        assert pipe_status == "141", (redirect, out.stdout)  # 128 + SIGPIPE
+
+
 def test_run_dies_of_the_signal_that_killed_the_command():
     proc = doctor("run", "--no-check", "--", sys.executable, "-c",
                   "import os, signal; os.kill(os.getpid(), signal.SIGTERM)")
@@ -222,6 +263,17 @@ def test_hook_notes_a_compile_stack_exception_and_changes_nothing_else(tmp_path)
     note = next(i for i, ln in enumerate(lines) if ln.startswith(said))
     assert note > exc  # after the exception line: a PEP 678 note, printed by Python's own hook
     assert "export CXX=g++" in proc.stderr and "check --only openmp-headers-missing" in proc.stderr
+
+
+def test_hook_install_loads_no_typing_re_or_knowledge_base():
+    """Installing the hook is paid by every program of an interpreter with the .pth line."""
+    code = ("import sys; before = set(sys.modules); import inductor_doctor.hook as h; h.install(); "
+            "loaded = sorted(set(sys.modules) - before); import json; print(json.dumps(loaded))")
+    out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=120)
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert not loaded & {"typing", "re", "enum", "subprocess", "json"}, sorted(loaded)
+    assert sorted(m for m in loaded if m.startswith("inductor_doctor")) == [
+        "inductor_doctor", "inductor_doctor.core", "inductor_doctor.core.version", "inductor_doctor.hook"]
 
 
 def test_hook_leaves_other_exceptions_alone(tmp_path):
@@ -381,3 +433,44 @@ def test_why_versions_picks_the_newest_and_the_previous_minor_of_the_same_build(
     assert R.requirement("2.15.0", "2.13.0+cu124") == "torch==2.15.0+cu124"
     assert R.interpreter_of([sys.executable, "x.py"], os.environ.get("PATH")) == sys.executable
     assert R.interpreter_of(["bash", "-c", "python x.py"], os.environ.get("PATH")) is None
+
+
+PIP_CAPPED = """Looking in links: /opt/wheels
+WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError()': /whl/cpu/torch/
+ERROR: Cannot install torch==2.15.0 because these package versions have conflicting dependencies.
+
+The conflict is caused by:
+    The user requested torch==2.15.0
+    The user requested (constraint) torch<=2.14.1
+
+ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/
+"""
+
+
+def test_why_versions_says_plainly_that_a_release_cannot_be_installed_here():
+    """pip's own reason (its first ERROR line and the constraint behind it, not its help link nor a
+    retry warning) in one sentence of the conclusion; the previous release's answer still stands."""
+    from types import SimpleNamespace
+
+    from inductor_doctor.why import command as W
+    from inductor_doctor.why import variations as V
+    from inductor_doctor.why import versions as R
+    from inductor_doctor.why.attempt import Attempt
+
+    reason = R.pip_error(SimpleNamespace(stderr=PIP_CAPPED, stdout="", why=lambda: "?"))
+    assert reason == ("its index could not be reached, and pip then says: Cannot install torch==2.15.0 "
+                      "because these package versions have conflicting dependencies (a pip constraint: "
+                      "torch<=2.14.1)")
+    reached = PIP_CAPPED.replace("NewConnectionError()", "ReadTimeoutError()")
+    said = R.pip_error(SimpleNamespace(stderr=reached, stdout="", why=lambda: "?"))
+    assert said.startswith("Cannot install")
+    newest = W.Tried(V.Variation("torch:2.15.0", "torch 2.15.0", V.RELEASE, cause="newest"),
+                     Attempt(None, 0.0, b"", 0, error=f"could not install torch==2.15.0: {reason}"))
+    previous = W.Tried(V.Variation("torch:2.12.1", "torch 2.12.1", V.RELEASE, cause="previous"),
+                       Attempt(1, 9.0, b"ValueError: x\n", 15), status=W.SAME)
+    base = {"kind": "layer", "sentence": "The failure is in Inductor.", "evidence": []}
+    c = W._release_conclusion(base, [newest, previous], "2.13.0+cpu")
+    assert c["sentence"] == ("The failure is in Inductor. torch 2.15.0 (newest release) could not be tried "
+                             f"here: could not install torch==2.15.0: {reason}. torch 2.12.1 fails too: it "
+                             "is not new in this release.")
+    assert "upstream" not in c  # the newest was not tried: no claim that it is present there
