@@ -445,7 +445,7 @@ def conclude(baseline: Attempt, tried: List[Tried], scrub: Sequence[str],
             evidence += _others(tried, t)
             proved = f"; the workaround, proved here: `{workaround}`." if workaround else "."
             return {"kind": "environment", "variation": v.key, "unset": unset, "issue": v.issue,
-                    "sentence": f"The cause is {cause}: the command passes with {v.label}{proved}",
+                    "sentence": f"The cause is {cause}: the command passes {_with(v.label)}{proved}",
                     "workaround": workaround, "evidence": evidence}
         line = t.attempt.fingerprint(scrub)
         how = "the same error" if t.status == SAME else f"another error ({line})"
@@ -457,6 +457,11 @@ def conclude(baseline: Attempt, tried: List[Tried], scrub: Sequence[str],
                 "workaround": None, "evidence": evidence}
     return _layer(tried, evidence, scrub, triage)
 
+
+
+def _with(label: str) -> str:
+    """A variation's label after "passes": "with fresh caches", "without your settings (CXX)"."""
+    return label if label.startswith(("with ", "without ")) else f"with {label}"
 
 def _others(tried: List[Tried], winner: Tried) -> List[str]:
     """What else was tried before the winner, briefly: the evidence that it is this and not those."""
