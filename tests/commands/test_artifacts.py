@@ -16,7 +16,8 @@ import pytest
 from conftest import ENVS, run_cli, run_json, venv_python
 
 from inductor_doctor.artifact import kind_of, read_artifact
-from inductor_doctor.artifact.elf import fatbin_archs
+from inductor_doctor.artifact.elf import read_object
+from inductor_doctor.artifact.fatbin import cubin_arch, fatbin_archs, fatbin_entries
 from inductor_doctor.artifact.host import HostView
 from inductor_doctor.check.artifacts import judge, row_ids
 from inductor_doctor.core.model import Status
@@ -55,13 +56,17 @@ def built() -> Path:
 
 
 def _fatbin(entries) -> bytes:
+    """A fat binary laid out as nvcc and fatbinary write it: (kind, sm, payload[, flags, header size])."""
     import struct
 
     body = b""
-    for kind, arch, payload in entries:
-        head = struct.pack("<HHIQII", kind, 0x101, 64, len(payload), 0, 0) + struct.pack("<HHI", 0, 0, arch)
-        head += b"\0" * (64 - len(head))
-        body += head + payload
+    for kind, arch, payload, *more in entries:
+        flags = more[0] if more else 0x11
+        size = more[1] if len(more) > 1 else 64
+        padded = payload + b"\0" * (-len(payload) % 8)
+        head = struct.pack("<HHIIIIIHHIIIQQQ", kind, 0x101, size, len(padded), 0, 0, 0, 1, 7, arch, 0, 0,
+                           flags, 0, 0)
+        body += head + b"\0" * (size - len(head)) + padded
     return struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(body)) + body
 
 
@@ -70,6 +75,243 @@ def test_fatbin_headers_name_the_cubin_and_ptx_architectures():
 
     data = _fatbin([(2, 80, b"\x7fELF" + b"x" * 60), (2, 90, b"y" * 128), (1, 90, b"ptx" * 10)])
     assert fatbin_archs(io.BytesIO(data), len(data)) == (["sm_80", "sm_90"], ["compute_90"])
+
+
+def test_fatbin_entries_follow_the_format():
+    """Header sizes other than 64 (newer toolkits add options), payloads padded to 8, compressed
+    payloads (LZ4, Zstandard: their headers still name the architecture), the architecture-specific
+    flag (sm_90a), zeros between containers; a header that is not an entry's ends its container."""
+    import io
+
+    first = _fatbin([(2, 90, b"c" * 13, 0x102011, 72), (1, 90, b"p" * 7, 0x8011, 104),
+                     (2, 100, b"d", 0x8011, 120)])
+    second = _fatbin([(2, 75, b"e" * 8)])
+    broken = bytearray(_fatbin([(2, 86, b"f" * 8), (2, 89, b"g" * 8)]))
+    broken[16 + 64 + 8 + 2] = 0x02  # the second entry's header version
+    data = first + b"\0" * 8 + second + bytes(broken)
+    entries = list(fatbin_entries(io.BytesIO(data), len(data)))
+    assert [(e.arch, e.compression, e.header_size) for e in entries] == [
+        ("sm_90a", "lz4", 72), ("compute_90", "zstd", 104), ("sm_100", "zstd", 120), ("sm_75", None, 64),
+        ("sm_86", None, 64)]
+    archs = fatbin_archs(io.BytesIO(data), len(data))
+    assert archs == (["sm_75", "sm_86", "sm_90a", "sm_100"], ["compute_90"])
+
+
+@pytest.mark.parametrize("e_flags,abi,arch", [
+    (0x5A055A, 7, "sm_90"), (0x5A0D5A, 7, "sm_90a"), (0x320532, 7, "sm_50"), (0x6406400, 8, "sm_100"),
+    (0x6406408, 8, "sm_100a"), (0, 7, None)])
+def test_cubin_architecture_from_its_elf_header(e_flags, abi, arch):
+    """EF_CUDA_SM (low byte) and EF_CUDA_ACCELERATORS_V1 (0x800) up to ELF ABI 7; from ABI 8 the SM in
+    the second byte and EF_CUDA_ACCELERATORS (0x8), as LLVM's ELF.h defines them."""
+    assert cubin_arch(e_flags, abi) == arch
+
+
+# --- real fatbins: the CUDA libraries of the cached torch venvs ----------------------------------------
+
+#: What `cuobjdump --list-elf` and `--list-ptx` (CUDA 13.5) list for these libraries, entry by entry
+#: (PTX as compute_XX): the counts the reader must find in their `.nv_fatbin` sections.
+CUOBJDUMP_LISTS = {
+    ("xla-2.5.1", "nvidia/curand/lib/libcurand.so.10"): {
+        **{f"sm_{a}": 11 for a in (50, 60, 70, 75, 80, 86, 89, 90)}, "compute_90": 10},
+    ("xla-2.5.1", "nvidia/cudnn/lib/libcudnn_engines_runtime_compiled.so.9"): {
+        "sm_50": 1, "sm_60": 1, "sm_61": 1, "sm_70": 1, "sm_75": 1, "sm_80": 7, "sm_86": 7, "sm_90": 16,
+        "sm_90a": 2, "compute_90": 16},
+    ("xla-2.5.1", "torch/lib/libcusparseLt-294d6944.so.0"): {
+        "sm_80": 12, "sm_86": 11, "sm_87": 10, "sm_89": 1, "sm_90": 1, "sm_90a": 17, "compute_52": 1,
+        "compute_80": 2, "compute_86": 1, "compute_89": 1, "compute_90": 1},
+    ("xla-2.5.1", "torch/lib/libtorch_cuda.so"): {
+        **{f"sm_{a}": 340 for a in (50, 60, 70, 75, 80, 86, 90)}, "sm_90a": 1},
+    ("cache-torch-2.7.1", "torch/lib/libtorch_cuda.so"): {
+        **{f"sm_{a}": 378 for a in (50, 60, 70, 75, 80, 86, 90)}, "sm_89": 2, "sm_90a": 3},
+}
+
+
+def _site_packages(env: str) -> Path:
+    if not (ENVS / env / ".ready").exists():
+        pytest.skip(f"test venv {env} missing: run tests/envs/build.sh or tests/envs/build_catalog.sh {env}")
+    return next((ENVS / env / "lib").glob("python3*/site-packages"))
+
+
+def _nv_fatbin(lib: Path):
+    """(file offset, size) of a library's .nv_fatbin section."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(lib, "rb") as f:
+        sec = ELFFile(f).get_section_by_name(".nv_fatbin")
+        return sec["sh_offset"], sec["sh_size"]
+
+
+def _entry_counts(lib: Path):
+    from collections import Counter
+
+    offset, size = _nv_fatbin(lib)
+    with open(lib, "rb") as f:
+        f.seek(offset)
+        return Counter(e.arch for e in fatbin_entries(f, size))
+
+
+@pytest.mark.envs
+@pytest.mark.parametrize("env,lib", sorted(CUOBJDUMP_LISTS))
+def test_real_fatbins_are_read_as_cuobjdump_lists_them(env, lib):
+    """Every cubin and PTX entry of the real libraries, with its architecture (sm_90a included),
+    and the union that `read_object` reports; libtorch_cuda's agree with the release's arch list."""
+    import json
+
+    path = _site_packages(env) / lib
+    want = CUOBJDUMP_LISTS[(env, lib)]
+    assert dict(_entry_counts(path)) == want
+    with open(path, "rb") as f:
+        obj = read_object(f, lib, path.stat().st_size)
+    assert obj.error is None and obj.cuda_archs + obj.ptx_archs == sorted(
+        want, key=lambda a: (a.startswith("compute"), int(a.split("_")[1].rstrip("a")), a))
+    if lib.endswith("libtorch_cuda.so"):
+        releases = json.loads((HERE.parent / "inductor_doctor/core/_data/releases.json").read_text())
+        listed = releases["torch"][env.rsplit("-", 1)[1]]["pypi"]["linux_x86_64"]["archs"]
+        assert set(listed) <= {a.rstrip("a") for a in obj.cuda_archs}  # and a few kernels for sm_89, sm_90a
+
+
+@pytest.mark.envs
+def test_every_fatbin_of_a_cuda_torch_is_read_as_cuobjdump_reads_it():
+    """Where a cuobjdump is at hand (on PATH, or named by CUOBJDUMP; `pip download
+    nvidia-cuda-cuobjdump` has one): every library of the torch 2.5.1 venv with device code, entry
+    counts by architecture against its `--list-elf` and `--list-ptx`."""
+    import os
+    import re
+    from collections import Counter
+
+    tool = os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")
+    if not tool:
+        pytest.skip("no cuobjdump (set CUOBJDUMP, or put one on PATH)")
+    site = _site_packages("xla-2.5.1")
+    checked = 0
+    for lib in sorted([*site.glob("torch/lib/*.so*"), *site.glob("nvidia/*/lib/*.so*")]):
+        listed = Counter()
+        for what, prefix in (("--list-elf", "sm"), ("--list-ptx", "compute")):
+            out = subprocess.run([tool, what, str(lib)], capture_output=True, text=True, timeout=600)
+            if "fatal" in out.stderr:
+                listed = None  # cuobjdump 13 cannot read cuBLAS 12.4's libraries ("Invalid ELF")
+                break
+            for m in re.finditer(r"\.sm_(\d+a?)\.(?:cubin|ptx)$", out.stdout, re.M):
+                listed[f"{prefix}_{m.group(1)}"] += 1
+        if not listed:
+            continue
+        assert _entry_counts(lib) == listed, lib.name
+        checked += 1
+    assert checked >= 15, checked
+
+
+def _real_kernels(site: Path):
+    """(a fat binary with sm_90 and sm_90a cubins and compute_90 PTX, an uncompressed sm_50 cubin), cut from
+    the real libraries of a CUDA torch venv as they lie in their .nv_fatbin sections."""
+    import io
+    import struct
+
+    lib = site / "nvidia/cudnn/lib/libcudnn_engines_runtime_compiled.so.9"
+    offset, size = _nv_fatbin(lib)
+    data = lib.read_bytes()[offset : offset + size]
+    fatbin, pos = None, 0
+    while fatbin is None and pos + 16 <= size:
+        magic, _v, head, body = struct.unpack_from("<IHHQ", data, pos)
+        if magic != 0xBA55ED50:
+            pos += 8
+            continue
+        container = data[pos : pos + head + body]
+        cubins, ptx = fatbin_archs(io.BytesIO(container), len(container))
+        if "sm_90a" in cubins and "compute_90" in ptx:
+            fatbin = container
+        pos += head + body
+    lib = site / "nvidia/curand/lib/libcurand.so.10"
+    offset, size = _nv_fatbin(lib)
+    with open(lib, "rb") as f:
+        f.seek(offset)
+        first = next(e for e in fatbin_entries(f, size) if e.compression is None and e.arch == "sm_50")
+        f.seek(offset + first.payload_offset)
+        cubin = f.read(first.size)
+    assert fatbin and cubin[:4] == b"\x7fELF"
+    return fatbin, cubin
+
+
+def _as_cuda_package(package: Path, out: Path, members) -> Path:
+    """A copy of a real package with its metadata saying CUDA (compiled on an sm_90) and `members`
+    (name, bytes) beside its model, where a CUDA package keeps its kernels."""
+    import json
+    import zipfile
+
+    with zipfile.ZipFile(package) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        folder = ""
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("_metadata.json") and "/aotinductor/" in info.filename:
+                meta = json.loads(data)
+                meta.update(AOTI_DEVICE_KEY="cuda", AOTI_COMPUTE_CAPABILITY="90")
+                data = json.dumps(meta).encode()
+                folder = info.filename.rsplit("/", 1)[0]
+            dst.writestr(info, data)
+        for name, data in members:
+            dst.writestr(f"{folder}/{name}", data)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.envs
+def test_a_multi_arch_package_is_judged_by_its_fatbins(built, tmp_path):
+    """A package as `aot_inductor.emit_multi_arch_kernel` lays it out, one `.fatbin` per kernel (here
+    a real one: sm_90 and sm_90a cubins and compute_90 PTX): its architectures, not the
+    AOTI_COMPUTE_CAPABILITY fallback, decide where it runs: on an sm_90 (the cubin), on an sm_100 (the
+    PTX, compiled by the driver), on no sm_80."""
+    fatbin, _cubin = _real_kernels(_site_packages("xla-2.5.1"))
+    package = _as_cuda_package(built / "model.pt2", tmp_path / "multi.pt2",
+                               [("triton_poi_fused_0.fatbin", fatbin)])
+    art = read_artifact(str(package))
+    assert "sm_90a" in art.cuda_archs() and "compute_90" in art.ptx_archs(), art.objects
+    assert any(o.kind == "fatbin" for o in art.objects)
+    for gpu, status in (("9.0", Status.OK), ("10.0", Status.OK), ("8.0", Status.AFFECTED)):
+        j = judge(art, HostView(torch_version=_torch_version(), gpus={"cuda:0": gpu}))
+        outcome = next(o for i, o in j.outcomes if i.id == "artifact-gpu-arch-missing")
+        assert outcome.status is status and "AOTI_COMPUTE_CAPABILITY" not in outcome.reason, (gpu, outcome)
+    for gpu, status in (("sm_80", "affected"), ("sm_90", "ok")):
+        data = run_json(["plan", "--gpu", gpu, "--artifact", str(package)])
+        row = next(r for r in data["results"] if r["id"] == "artifact.multi.pt2")
+        assert row["status"] == status, (gpu, row)
+    assert "no kernel image is available" in row["reason"] or status == "ok"
+
+
+@pytest.mark.slow
+@pytest.mark.envs
+def test_kernels_embedded_in_the_model_so_are_read(built, tmp_path):
+    """`aot_inductor.embed_kernel_binary`: each kernel's fatbin or cubin goes into the model .so's
+    .rodata between `__<kernel>_start` and `__<kernel>_end`, by torch's own cpp_builder; the reader
+    finds both kinds there, and nothing in a .so that embeds none."""
+    fatbin, cubin = _real_kernels(_site_packages("xla-2.5.1"))
+    (tmp_path / "k0.fatbin").write_bytes(fatbin)
+    (tmp_path / "k1.cubin").write_bytes(cubin)
+    code = (
+        "import sys\n"
+        "from torch._inductor import cpp_builder as b\n"
+        "d = sys.argv[1]\n"
+        "kernels = [(d + '/k0.fatbin', 'triton_poi_fused_relu_0'),\n"
+        "           (d + '/k1.cubin', 'triton_poi_fused_mul_1')]\n"
+        "if hasattr(b, 'batch_convert_cubins_to_obj'):\n"
+        "    print(b.batch_convert_cubins_to_obj(kernels, d))\n"
+        "else:\n"
+        "    print(b.convert_cubin_to_obj(kernels[0][0], kernels[0][1], 'ld', 'objcopy'))\n"
+    )
+    made = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300)
+    assert made.returncode == 0, made.stderr[-2000:]
+    cc = shutil.which("gcc") or pytest.skip("no gcc")
+    so = tmp_path / "model.wrapper.so"
+    (tmp_path / "main.c").write_text("int model_run(void) { return 0; }\n")
+    subprocess.run([cc, "-shared", "-fPIC", "-Wl,-z,noexecstack", "-o", str(so), str(tmp_path / "main.c"),
+                    made.stdout.split()[-1]], check=True)
+    with open(so, "rb") as f:
+        obj = read_object(f, so.name, so.stat().st_size)
+    assert obj.error is None, obj.error
+    assert (obj.cuda_archs, obj.ptx_archs) == (["sm_50", "sm_90", "sm_90a"], ["compute_90"])
+    plain = tmp_path / "plain.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(plain), str(tmp_path / "main.c")], check=True)
+    with open(plain, "rb") as f:
+        assert read_object(f, plain.name, plain.stat().st_size).cuda_archs == []
 
 
 @pytest.mark.parametrize("arch,gpu,runs", [
