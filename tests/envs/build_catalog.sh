@@ -11,6 +11,10 @@
 #   catalog-py313-torch25 Python 3.13 with torch 2.5.1 (cp313 wheel), whose torch.compile refuses 3.13
 #                        ("Dynamo is not supported on Python 3.13+"); the CUDA libraries are
 #                        hard-linked from xla-2.5.1 so that `import torch` works.
+#   cache-torch-2.7.1    torch 2.7.1 (the index's CUDA 12.6 build, with its nvidia-* wheels; it runs on
+#                        CPU), the oldest release with torch.compiler.save_cache_artifacts: it reads a
+#                        cache blob written by another release and misses every entry (artifact-cache-
+#                        foreign, tests/commands/test_artifacts.py). About 3.4 GB; about 3 minutes here.
 #
 # Python interpreters come from PYENV_ROOT (default ~/.pyenv): 3.11.x and 3.13.x must be there.
 set -euo pipefail
@@ -76,6 +80,14 @@ build_py313_torch25() {
   "$py" -c 'import torch, sys; assert sys.version_info[:2] == (3, 13); print(torch.__version__)' >/dev/null
 }
 
+build_torch_271() {
+  local dir=$1
+  "$(pyenv_python 3.11)/bin/python3" -m venv "$dir"
+  "$dir/bin/python" -m pip install "${PIP_FLAGS[@]}" torch==2.7.1
+  "$dir/bin/python" -c 'import torch; assert torch.__version__.startswith("2.7.1"), torch.__version__
+assert hasattr(torch.compiler, "load_cache_artifacts")'
+}
+
 build() {
   local name=$1 dir="$ROOT/$1"
   [ -f "$dir/.ready" ] && { echo "$name: cached at $dir"; return 0; }
@@ -85,12 +97,13 @@ build() {
     catalog-noheaders) build_noheaders "$dir" ;;
     catalog-triton-skew) build_triton_skew "$dir" ;;
     catalog-py313-torch25) build_py313_torch25 "$dir" ;;
+    cache-torch-2.7.1) build_torch_271 "$dir" ;;
     *) echo "unknown env $name" >&2; return 2 ;;
   esac
   touch "$dir/.ready"
 }
 
-ALL=(catalog-noheaders catalog-triton-skew catalog-py313-torch25)
+ALL=(catalog-noheaders catalog-triton-skew catalog-py313-torch25 cache-torch-2.7.1)
 for name in "${@:-${ALL[@]}}"; do
   build "$name"
 done
