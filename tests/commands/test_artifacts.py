@@ -480,6 +480,84 @@ def test_package_needing_a_newer_glibcxx_fails_to_load_and_is_affected(built, tm
     assert row["issue"] == "artifact-glibcxx-too-old" and "GLIBCXX_3.4.32" in row["reason"]
 
 
+def _counting_cache(root: Path) -> Path:
+    """An Inductor-style cache whose one kernel, when loaded, appends a line to root/loads.txt (a
+    constructor): how many times a canary really loaded it."""
+    cache = root / "cache" / "ab"
+    cache.mkdir(parents=True)
+    (root / "kernel.c").write_text(
+        "#include <stdio.h>\n"
+        "__attribute__((constructor)) static void loaded(void) {\n"
+        f"  FILE *f = fopen({str(root / 'loads.txt')!r}, \"a\");\n".replace("'", '"')
+        + "  if (f) { fputs(\"loaded\\n\", f); fclose(f); }\n}\n")
+    cc = shutil.which("gcc") or pytest.skip("no gcc")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(cache / "cabkernel.so"), str(root / "kernel.c")],
+                   check=True)
+    return root / "cache"
+
+
+def _loads(root: Path) -> int:
+    path = root / "loads.txt"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _artifact_row(args, python=sys.executable, name="artifact.cache"):
+    data = run_json(["check", "--only", "artifact-glibcxx-too-old", *args], python=python, timeout=600)
+    return next(r for r in data["results"] if r["id"] == name)
+
+
+@pytest.mark.slow
+def test_a_repeated_check_reuses_the_load_canary_until_the_artifact_changes(tmp_path):
+    """The canary's outcome is kept like every canary's: a second check does not load the artifact
+    again and says so; --no-cache loads it (and keeps the fresh outcome); touching the artifact
+    loads it again."""
+    import os
+
+    cache = _counting_cache(tmp_path)
+    first = _artifact_row(["--artifact", str(cache)])
+    assert _loads(tmp_path) == 1, first
+    assert not any("reused" in e for e in first["evidence"])
+    again = _artifact_row(["--artifact", str(cache)])
+    assert _loads(tmp_path) == 1, "the second check loaded the artifact again"
+    said = ("status", "basis", "reason")
+    assert [again[k] for k in said] == [first[k] for k in said]
+    assert any(e.startswith("canary: its outcome from an earlier check, reused") for e in again["evidence"])
+    _artifact_row(["--no-cache", "--artifact", str(cache)])
+    assert _loads(tmp_path) == 2
+    _artifact_row(["--artifact", str(cache)])
+    assert _loads(tmp_path) == 2
+    so = cache / "ab" / "cabkernel.so"
+    st = so.stat()
+    os.utime(so, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    touched = _artifact_row(["--artifact", str(cache)])
+    assert _loads(tmp_path) == 3 and not any("reused" in e for e in touched["evidence"])
+    _artifact_row(["--static", "--artifact", str(cache)])
+    assert _loads(tmp_path) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.envs
+def test_a_changed_torch_loads_the_artifact_again(tmp_path):
+    """The same interpreter with its torch changed (reinstalled, patched): a new key. A hard-linked
+    copy of the torch 2.7.1 venv, whose torch/__init__.py is then replaced by a copy of itself."""
+    source = ENVS / "cache-torch-2.7.1"
+    _site_packages("cache-torch-2.7.1")
+    venv = tmp_path / "venv"
+    subprocess.run(["cp", "-al", str(source), str(venv)], check=True)
+    (venv / ".ready").unlink()
+    python = str(venv / "bin" / "python")
+    cache = _counting_cache(tmp_path)
+    _artifact_row(["--python", python, "--artifact", str(cache)])
+    _artifact_row(["--python", python, "--artifact", str(cache)])
+    assert _loads(tmp_path) == 1
+    init = next((venv / "lib").glob("python3*/site-packages/torch/__init__.py"))
+    text = init.read_text()
+    init.unlink()  # a new file: the hard-linked original stays as it was
+    init.write_text(text + "\n# patched\n")
+    row = _artifact_row(["--python", python, "--artifact", str(cache)])
+    assert _loads(tmp_path) == 2 and not any("reused" in e for e in row["evidence"]), row
+
+
 # --- slow: artifacts built by the test torch -----------------------------------------------------------
 
 
