@@ -331,6 +331,25 @@ def test_row_ids_are_ids():
         "artifact.model-v2.pt2", "artifact.model-v2.pt2-2", "artifact.cache"]
 
 
+def test_a_blob_in_torch_27s_layout_is_read_and_judged(tmp_path):
+    """torch 2.7 wrote its blob without the checksum 2.8 added, each entry with a numbered kind, and
+    no torch version in it: read as such, and said to be unreadable (a recompile) by a newer torch."""
+    def field(b: bytes) -> bytes:
+        return len(b).to_bytes(8, "big") + b
+
+    blob = tmp_path / "old.bin"
+    entry = field(b"\x80\x04entry")
+    blob.write_bytes((1).to_bytes(8, "big") + (0).to_bytes(8, "big") + field(b"fx-key") + entry
+                     + (2).to_bytes(8, "big") + field(b"aot-key") + entry)
+    art = read_artifact(str(blob))
+    assert (art.kind, art.error, art.entries) == ("cache-blob", None, {"inductor": 1, "aot_autograd": 1})
+    assert art.metadata["blob_layout"] == "2.7" and art.torch_version is None
+    j = judge(art, HostView(torch_version="2.13.0+cpu"))
+    assert j.decided.status is Status.LIKELY and j.issue.id == "artifact-cache-foreign"
+    assert "torch 2.7's blob layout, which torch 2.13.0+cpu cannot read" in j.decided.reason
+    assert judge(art, HostView(torch_version="2.7.1+cu126")).decided.status is Status.INCONCLUSIVE
+
+
 def test_not_an_artifact_is_a_usage_error(tmp_path):
     bogus = tmp_path / "notes.txt"
     bogus.write_text("hello, this is not a package\n")
@@ -688,3 +707,96 @@ def test_another_torch_cannot_load_them(built, env, pt2_error):
     row = next(r for r in static["results"] if r["id"] == "artifact.model.pt2")
     assert row["status"] == "affected" and "undefined symbol" in row["reason"], row
 
+
+# --- envs: a cache written by one torch, read by another that misses every entry ----------------------
+
+ROUNDTRIP = """
+import json, sys, torch
+from torch._dynamo.utils import counters
+mode, path = sys.argv[1], sys.argv[2]
+def f(x):
+    return torch.sin(x) * 2 + 1
+loaded = None
+if mode == "load":
+    info = torch.compiler.load_cache_artifacts(open(path, "rb").read())
+    loaded = None if info is None else {k: len(v) for k, v in getattr(info, "artifacts", {}).items()}
+torch.compile(f)(torch.randn(8))
+if mode == "save":
+    open(path, "wb").write(torch.compiler.save_cache_artifacts()[0])
+c = counters["inductor"]
+print(json.dumps({"torch": torch.__version__, "loaded": loaded, "hit": c["fxgraph_cache_hit"],
+                  "miss": c["fxgraph_cache_miss"]}))
+"""
+
+
+def _roundtrip(python: str, mode: str, path: Path, cache_dir: Path) -> dict:
+    """save: compile f with an empty Inductor cache, write the blob; load: load a blob into an empty
+    cache, compile the same f. The FX graph cache's hits and misses, as torch counts them."""
+    import json
+    import os
+
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache_dir)}
+    proc = subprocess.run([python, "-c", ROUNDTRIP, mode, str(path)], capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {**json.loads(proc.stdout.strip().splitlines()[-1]), "stderr": proc.stderr}
+
+
+@pytest.mark.slow
+@pytest.mark.envs
+@pytest.mark.parametrize("saver,loader,readable", [
+    ("this", "cache-torch-2.9.0", True), ("cache-torch-2.9.0", "this", True),
+    ("this", "cache-torch-2.7.1", False), ("cache-torch-2.7.1", "this", False),
+])
+def test_a_blob_from_another_torch_is_missed_for_real_and_said_likely(tmp_path, saver, loader, readable):
+    """A blob saved by one release and loaded by another: torch 2.9 reads 2.13's format (and 2.13
+    reads 2.9's) but the compile misses every entry and compiles again; 2.7 and 2.13 cannot read each
+    other's blob at all (load_cache_artifacts warns and returns None), and the compile misses too.
+    Either way no error reaches the user, only a recompile: the doctor says `likely`, artifact-cache-
+    foreign, from the blob's own record of its torch; its canary loads the blob there and does not
+    turn that into ok."""
+    save_py = sys.executable if saver == "this" else venv_python(saver)
+    load_py = sys.executable if loader == "this" else venv_python(loader)
+    blob, own = tmp_path / "foreign.bin", tmp_path / "own.bin"
+    saved = _roundtrip(save_py, "save", blob, tmp_path / "c1")
+    assert saved["miss"] >= 1
+    control = _roundtrip(load_py, "save", own, tmp_path / "c2")
+    control = _roundtrip(load_py, "load", own, tmp_path / "c3")
+    assert control["hit"] >= 1 and control["miss"] == 0, control  # its own blob is hit
+    missed = _roundtrip(load_py, "load", blob, tmp_path / "c4")
+    assert missed["hit"] == 0 and missed["miss"] >= 1, missed  # another's: compiled again
+    assert (missed["loaded"] is not None) is readable, missed
+    data = run_json(["check", "--python", load_py, "--only", "artifact-cache-foreign,artifact-torch-mismatch",
+                     "--no-cache", "--artifact", str(blob)], timeout=900)
+    row = next(r for r in data["results"] if r["id"] == "artifact.foreign.bin")
+    assert row["status"] == "likely" and row["issue"] == "artifact-cache-foreign", row
+    written = f"written by torch {saved['torch']}"
+    if saver == "cache-torch-2.7.1":
+        written = "torch 2.7's blob layout"  # a 2.7 blob records no version: its layout tells
+    assert written in row["reason"], row["reason"]
+    assert "every entry will be missed and compiled again" in row["reason"]
+    said = " ".join([row["reason"], *row["evidence"]])
+    assert ("a load says nothing of a hit" in said) if readable else ("could not read the blob" in said), said
+
+
+@pytest.mark.slow
+@pytest.mark.envs
+def test_a_cache_directory_from_another_torch_is_missed_for_real_and_said_likely(tmp_path):
+    """The same with an Inductor cache directory (TORCHINDUCTOR_CACHE_DIR baked into an image): the
+    test torch's own compile hits it, torch 2.9's misses every entry; the doctor reads the torch that wrote
+    it from its FX graph entries and says `likely`."""
+    loader = venv_python("cache-torch-2.9.0")
+    made = tmp_path / "made"
+    _roundtrip(sys.executable, "save", tmp_path / "unused.bin", made)
+    for python, hit in ((sys.executable, True), (loader, False)):
+        copy = tmp_path / f"copy-{int(hit)}"
+        shutil.copytree(made, copy)
+        counted = _roundtrip(python, "compile", tmp_path / "unused.bin", copy)
+        assert (counted["hit"] >= 1 and counted["miss"] == 0) if hit else (
+            counted["hit"] == 0 and counted["miss"] >= 1), counted
+    data = run_json(["check", "--python", loader, "--only", "artifact-cache-foreign,artifact-torch-mismatch",
+                     "--no-cache", "--artifact", str(made)], timeout=900)
+    row = next(r for r in data["results"] if r["id"] == "artifact.made")
+    assert row["status"] == "likely" and row["issue"] == "artifact-cache-foreign", row
+    assert f"written by torch {_torch_version()}" in row["reason"], row["reason"]
+    assert "every entry will be missed" in row["reason"]

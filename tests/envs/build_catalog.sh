@@ -15,6 +15,11 @@
 #                        CPU), the oldest release with torch.compiler.save_cache_artifacts: it reads a
 #                        cache blob written by another release and misses every entry (artifact-cache-
 #                        foreign, tests/commands/test_artifacts.py). About 3.4 GB; about 3 minutes here.
+#                        Its blob format predates the checksum 2.8 added: neither it nor 2.13 reads
+#                        the other's blob (load_cache_artifacts warns and returns None).
+#   cache-torch-2.9.0    torch 2.9.0 with its nvidia-* wheels: a hard-linked copy of torch-2.9-nodeps
+#                        (built first by build.sh) given the dependencies it lacks. It reads 2.13's
+#                        blob format and misses every entry (a recompile), and 2.13 misses its.
 #
 # Python interpreters come from PYENV_ROOT (default ~/.pyenv): 3.11.x and 3.13.x must be there.
 set -euo pipefail
@@ -88,6 +93,17 @@ build_torch_271() {
 assert hasattr(torch.compiler, "load_cache_artifacts")'
 }
 
+build_torch_290() {
+  local dir=$1 src="$ROOT/torch-2.9-nodeps"
+  [ -f "$src/.ready" ] || bash "$HERE/build.sh" torch-2.9-nodeps
+  cp -al "$src" "$dir"
+  rm -f "$dir/.ready"
+  sed -i "s#$src#$dir#g" "$dir/pyvenv.cfg" "$dir/bin/activate" 2>/dev/null || true
+  # torch is there (its files stay shared with the source); pip adds only what it depends on.
+  "$dir/bin/python" -m pip install "${PIP_FLAGS[@]}" torch==2.9.0
+  "$dir/bin/python" -c 'import torch; assert torch.__version__.startswith("2.9.0"), torch.__version__'
+}
+
 build() {
   local name=$1 dir="$ROOT/$1"
   [ -f "$dir/.ready" ] && { echo "$name: cached at $dir"; return 0; }
@@ -98,12 +114,13 @@ build() {
     catalog-triton-skew) build_triton_skew "$dir" ;;
     catalog-py313-torch25) build_py313_torch25 "$dir" ;;
     cache-torch-2.7.1) build_torch_271 "$dir" ;;
+    cache-torch-2.9.0) build_torch_290 "$dir" ;;
     *) echo "unknown env $name" >&2; return 2 ;;
   esac
   touch "$dir/.ready"
 }
 
-ALL=(catalog-noheaders catalog-triton-skew catalog-py313-torch25 cache-torch-2.7.1)
+ALL=(catalog-noheaders catalog-triton-skew catalog-py313-torch25 cache-torch-2.7.1 cache-torch-2.9.0)
 for name in "${@:-${ALL[@]}}"; do
   build "$name"
 done
