@@ -14,11 +14,12 @@
 #   cache-torch-2.7.1    torch 2.7.1 (the index's CUDA 12.6 build, with its nvidia-* wheels; it runs on
 #                        CPU), the oldest release with torch.compiler.save_cache_artifacts: it reads a
 #                        cache blob written by another release and misses every entry (artifact-cache-
-#                        foreign, tests/commands/test_artifacts.py). About 3.4 GB; about 3 minutes here.
+#                        foreign, tests/commands/test_artifacts.py). About 5 GB; about 3 minutes here.
 #                        Its blob format predates the checksum 2.8 added: neither it nor 2.13 reads
 #                        the other's blob (load_cache_artifacts warns and returns None).
 #   cache-torch-2.9.0    torch 2.9.0 with its nvidia-* wheels: a hard-linked copy of torch-2.9-nodeps
-#                        (built first by build.sh) given the dependencies it lacks. It reads 2.13's
+#                        (built first by build.sh) given the dependencies it lacks (5 GB more, about
+#                        3 minutes here). It reads 2.13's
 #                        blob format and misses every entry (a recompile), and 2.13 misses its.
 #
 # Python interpreters come from PYENV_ROOT (default ~/.pyenv): 3.11.x and 3.13.x must be there.
