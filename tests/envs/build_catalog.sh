@@ -12,15 +12,15 @@
 #                        ("Dynamo is not supported on Python 3.13+"); the CUDA libraries are
 #                        hard-linked from xla-2.5.1 so that `import torch` works.
 #   cache-torch-2.7.1    torch 2.7.1 (the index's CUDA 12.6 build, with its nvidia-* wheels; it runs on
-#                        CPU), the oldest release with torch.compiler.save_cache_artifacts: it reads a
-#                        cache blob written by another release and misses every entry (artifact-cache-
-#                        foreign, tests/commands/test_artifacts.py). About 5 GB; about 3 minutes here.
-#                        Its blob format predates the checksum 2.8 added: neither it nor 2.13 reads
-#                        the other's blob (load_cache_artifacts warns and returns None).
+#                        CPU), the oldest release with torch.compiler.save_cache_artifacts. Its blob
+#                        layout predates the checksum 2.8 added: neither it nor 2.13 reads the other's
+#                        blob (load_cache_artifacts warns and returns None) and the compile misses every
+#                        entry (artifact-cache-foreign, tests/commands/test_artifacts.py). About 5 GB;
+#                        about 3 minutes here.
 #   cache-torch-2.9.0    torch 2.9.0 with its nvidia-* wheels: a hard-linked copy of torch-2.9-nodeps
-#                        (built first by build.sh) given the dependencies it lacks (5 GB more, about
-#                        3 minutes here). It reads 2.13's
-#                        blob format and misses every entry (a recompile), and 2.13 misses its.
+#                        (built first by build.sh) given the dependencies it lacks (5 GB more, about 3
+#                        minutes here). It reads 2.13's blobs and misses every entry (a recompile), and
+#                        2.13 misses its.
 #
 # Python interpreters come from PYENV_ROOT (default ~/.pyenv): 3.11.x and 3.13.x must be there.
 set -euo pipefail
