@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check --artifact on a GPU host: CUDA AOTInductor packages built here with this torch, read, loaded
-# and checked here, and planned against a GPU they have no code for. Every part writes PART.txt
-# under $OUT and one timing line to $OUT/times.txt.
+# and checked here, and planned against a GPU they have no code for; then packages whose kernels are
+# for another GPU (part 5), loaded here for real. Every part writes PART.txt under $OUT and one
+# timing line to $OUT/times.txt.
 #   OUT=dir PYTHON=python bash tests/gpu_artifacts.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -91,6 +92,106 @@ CC=$("$PY" -c 'import torch; a, b = torch.cuda.get_device_capability(0); print(f
 OTHER=$([ "$CC" = "sm_80" ] && echo sm_90 || echo sm_80)
 for p in "$OUT"/*.pt2; do
   n=$(basename "$p" .pt2)
+  part "plan-$n-$OTHER" "$PY" -m inductor_doctor plan --artifact "$p" --gpu "$OTHER"
+  part "plan-$n-$CC" "$PY" -m inductor_doctor plan --artifact "$p" --gpu "$CC"
+done
+# 5. Packages whose kernels cannot run on this GPU, as if built on a GPU of another architecture (an
+#    A100, sm_80), and their real load failure here.
+#    a) The package of part 1 with each of its Triton cubins assembled again for $OTHER: the same PTX
+#       (the Triton cache's, found by the cubin's bytes) with its `.target` set to $OTHER, by Triton's
+#       own ptxas. Loading works (AOTInductor loads kernels on first use); running fails with "no
+#       kernel image is available for execution on the device" (CUDA_ERROR_NO_BINARY_FOR_GPU).
+#    b) A compile with Triton told to target $OTHER (TRITON_OVERRIDE_ARCH, Triton's knob): where the
+#       compile itself runs its kernels on this GPU it fails with the same error; the part records
+#       which happened, and checks the package when one was made.
+OTHER_NUM=${OTHER#sm_}
+retarget() {
+  "$PY" - "$OUT" "$OTHER_NUM" <<'PY'
+import glob, hashlib, os, re, shutil, subprocess, sys, zipfile
+import triton
+out, sm = sys.argv[1], sys.argv[2]
+bins = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+ptxas = os.path.join(bins, "ptxas") if os.path.exists(os.path.join(bins, "ptxas")) else shutil.which("ptxas")
+print("ptxas", ptxas, subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.split("\n")[-2:])
+ptx_of = {}
+roots = [os.path.join(out, "inductor-cache"), os.environ.get("TRITON_CACHE_DIR") or "",
+         os.path.expanduser("~/.triton/cache")]
+for root in filter(None, roots):
+    for cubin in glob.glob(os.path.join(root, "**", "*.cubin"), recursive=True):
+        ptx = cubin[: -len(".cubin")] + ".ptx"
+        if os.path.exists(ptx):
+            ptx_of[hashlib.sha256(open(cubin, "rb").read()).hexdigest()] = ptx
+print(len(ptx_of), "Triton kernels with PTX in the caches")
+for name in ("cuda", "cuda_with_inputs"):
+    src, dst = os.path.join(out, name + ".pt2"), os.path.join(out, "sm%s_%s.pt2" % (sm, name))
+    if not os.path.exists(src):
+        continue
+    n = 0
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info)
+            if info.filename.endswith(".cubin"):
+                ptx = ptx_of.get(hashlib.sha256(data).hexdigest())
+                if ptx is None:
+                    sys.exit("no PTX in the Triton caches for " + info.filename)
+                text = open(ptx).read()
+                print(info.filename, re.search(r"^\.target\s+\S+", text, re.M).group(0), "->", "sm_" + sm)
+                tmp = os.path.join(out, "retarget.ptx")
+                open(tmp, "w").write(re.sub(r"^\.target\s+sm_\w+", ".target sm_" + sm, text, flags=re.M))
+                subprocess.run([ptxas, "-arch=sm_" + sm, tmp, "-o", tmp + ".cubin"], check=True)
+                data = open(tmp + ".cubin", "rb").read()
+                n += 1
+            zout.writestr(info, data)
+    print("built", dst, "with", n, "cubins for sm_" + sm)
+PY
+}
+part retarget retarget
+override() {
+  TRITON_OVERRIDE_ARCH="sm$OTHER_NUM" TORCHINDUCTOR_CACHE_DIR="$OUT/inductor-cache-override" \
+    TRITON_CACHE_DIR="$OUT/triton-cache-override" "$PY" - "$OUT" "$OTHER_NUM" <<'PY'
+import os, sys, torch
+out, sm = sys.argv[1], sys.argv[2]
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__(); self.lin = torch.nn.Linear(64, 32)
+    def forward(self, x):
+        return torch.relu(self.lin(x)) * 2 + torch.sin(x[:, :32])
+m = M().cuda().eval()
+ep = torch.export.export(m, (torch.randn(8, 64, device="cuda"),))
+try:
+    torch._inductor.aoti_compile_and_package(ep, package_path=os.path.join(out, "sm%s_override.pt2" % sm))
+    print("built sm%s_override.pt2 with TRITON_OVERRIDE_ARCH=sm%s" % (sm, sm))
+except Exception as exc:
+    print("TRITON_OVERRIDE_ARCH=sm%s: the compile itself failed here: %s: %s" % (sm, type(exc).__name__, str(exc)[:2000]))
+PY
+}
+part build-override override
+part load-other "$PY" -c '
+import sys, glob, torch
+for p in sorted(glob.glob(sys.argv[1] + "/sm" + sys.argv[2] + "_*.pt2")):
+    try:
+        m = torch._inductor.aoti_load_package(p)
+        print(p, "loaded")
+        print(p, "ran:", tuple(m(torch.randn(8, 64, device="cuda")).shape))
+        torch.cuda.synchronize()
+    except Exception as exc:
+        print(p, "FAILED:", type(exc).__name__, str(exc)[:800])
+' "$OUT" "$OTHER_NUM"
+part read-other "$PY" -c '
+import json, sys, glob
+from inductor_doctor.artifact import read_artifact
+for p in sorted(glob.glob(sys.argv[1] + "/sm" + sys.argv[2] + "_*.pt2")):
+    a = read_artifact(p)
+    print(p, json.dumps({"cc": a.compute_capability, "cubins": a.cuda_archs(), "ptx": a.ptx_archs(),
+                         "read_s": round(a.read_s, 3), "error": a.error}))
+' "$OUT" "$OTHER_NUM"
+for p in "$OUT"/sm"$OTHER_NUM"_*.pt2; do
+  [ -e "$p" ] || continue
+  n=$(basename "$p" .pt2)
+  part "check-$n" "$PY" -m inductor_doctor check --only artifact-gpu-arch-missing --no-cache --artifact "$p"
+  part "check-$n-json" "$PY" -m inductor_doctor check --only artifact-gpu-arch-missing --no-cache --artifact "$p" \
+    --format json
+  part "check-$n-again" "$PY" -m inductor_doctor check --only artifact-gpu-arch-missing --artifact "$p" --format json
   part "plan-$n-$OTHER" "$PY" -m inductor_doctor plan --artifact "$p" --gpu "$OTHER"
   part "plan-$n-$CC" "$PY" -m inductor_doctor plan --artifact "$p" --gpu "$CC"
 done

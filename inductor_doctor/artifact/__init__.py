@@ -19,7 +19,7 @@ KINDS = ("pt2", "cache-blob", "cache-dir")
 
 def kind_of(path: str) -> str:
     """Which reader: a directory is a cache; a zip is a package; a file starting with the blob's
-    CRC and encoding version is a blob."""
+    CRC and encoding version (torch 2.8+), or with the encoding version alone (2.7), is a blob."""
     if os.path.isdir(path):
         return "cache-dir"
     try:
@@ -29,7 +29,7 @@ def kind_of(path: str) -> str:
         return "unknown"
     if head[:4] == b"PK\x03\x04":
         return "pt2"
-    if len(head) == 12 and int.from_bytes(head[4:12], "big") < 1000:
+    if len(head) == 12 and (int.from_bytes(head[4:12], "big") < 1000 or int.from_bytes(head[:8], "big") == 1):
         return "cache-blob"
     return "unknown"
 

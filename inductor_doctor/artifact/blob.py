@@ -1,12 +1,15 @@
 """The portable blob of `torch.compiler.save_cache_artifacts()` ("Mega-Cache"), read without torch.
 
-Its layout (torch/utils/_appending_byte_serializer.py, torch/compiler/_cache.py, torch 2.7 to 2.13):
-a CRC32 of the rest (4 bytes), the encoding version (uint64, big-endian), then per cache kind its
-name (base64, length-prefixed), a count, and per entry its key (base64) and content (bytes). The
-entries are pickles written by the torch that compiled them; they are never unpickled here. What
-built them is read from the text they carry: the repro header of the runnable graph ("# torch
-version: 2.13.0+cpu", "# torch cuda version: ...", "# torch git version: <hash>"), and a Triton
-kernel's source for its version.
+Its layout (torch/utils/_appending_byte_serializer.py, torch/compiler/_cache.py): from torch 2.8 a
+CRC32 of the rest (4 bytes), in torch 2.7 nothing; then the encoding version (uint64, big-endian, 1),
+then per cache kind its name (base64, length-prefixed), a count, and per entry its key (base64) and
+content (bytes); torch 2.7 writes each entry alone, its kind a number (`CacheArtifactType`: 0
+inductor, 1 autotune, 2 aot_autograd, 3 pgo), its key plain. Neither torch reads the other's
+layout (2.7 fails its version assertion on a checksum, 2.8+ its checksum on a version):
+`load_cache_artifacts` warns and returns None. The entries are pickles written by the torch that
+compiled them; they are never unpickled here. What built them is read from the text they carry: the
+repro header of the runnable graph ("# torch version: 2.13.0+cpu", "# torch cuda version: ...",
+"# torch git version: <hash>"), and a Triton kernel's source for its version.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from typing import Dict, List, Optional, Tuple
 from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 ENCODING_VERSION = 1
+#: torch 2.7's CacheArtifactType, by value.
+KINDS_27 = {0: "inductor", 1: "autotune", 2: "aot_autograd", 3: "pgo"}
 _TORCH = re.compile(rb"# torch version: ([^\s\\]+)")
 _TORCH_CUDA = re.compile(rb"# torch cuda version: ([^\s\\]+)")
 _TORCH_GIT = re.compile(rb"# torch git version: ([0-9a-f]{7,40})")
@@ -36,9 +41,13 @@ def entries(data: bytes) -> List[Tuple[str, str, bytes]]:
     """(kind, key, content) of every entry; raises BlobError when it is not such a blob."""
     if len(data) < 12:
         raise BlobError("too short to be a cache blob")
-    if zlib.crc32(data[4:]).to_bytes(4, "big") != data[:4]:
+    before_checksum = int.from_bytes(data[:8], "big") == ENCODING_VERSION  # torch 2.7's layout
+    if before_checksum:
+        pos = 0
+    elif zlib.crc32(data[4:]).to_bytes(4, "big") != data[:4]:
         raise BlobError("its checksum does not match: not a save_cache_artifacts() blob, or damaged")
-    pos = 4
+    else:
+        pos = 4
 
     def u64() -> int:
         nonlocal pos
@@ -61,6 +70,10 @@ def entries(data: bytes) -> List[Tuple[str, str, bytes]]:
     if version != ENCODING_VERSION:
         raise BlobError(f"encoding version {version} (this reader knows {ENCODING_VERSION})")
     out = []
+    while before_checksum and pos < len(data):
+        kind = KINDS_27.get(u64(), "unknown")
+        key = raw().decode("utf-8", "replace")
+        out.append((kind, key, raw()))
     while pos < len(data):
         kind = base64.b64decode(raw()).decode("utf-8", "replace")
         for _ in range(u64()):
@@ -104,6 +117,9 @@ def read_blob(path: str, facts: ArtifactFacts) -> None:
         if cuda and cuda != "None":
             facts.metadata["torch_cuda"] = cuda
     facts.entries = counts
+    if int.from_bytes(data[:8], "big") == ENCODING_VERSION:
+        facts.metadata["blob_layout"] = "2.7"
+        facts.sources["blob_layout"] = "its layout: torch 2.7's, before the checksum torch 2.8 added"
     facts.device = (
         "cuda" if "cuda" in devices else "xpu" if "xpu" in devices else ("cpu" if devices or found else None)
     )

@@ -1,4 +1,6 @@
-"""An AOTInductor package (`.pt2`, a zip): its metadata and its `.so` files and cubins, in place.
+"""An AOTInductor package (`.pt2`, a zip): its metadata and its `.so` files, cubins and fatbins, in
+place (a package built with `aot_inductor.emit_multi_arch_kernel` holds one `.fatbin` per kernel
+where the default holds a `.cubin`).
 
 `aoti_compile_and_package` stores its members uncompressed, so each `.so` is read where it lies in
 the zip (an offset and a length): pyelftools seeks within that window and reads only the headers
@@ -84,7 +86,7 @@ def read_pt2(path: str, facts: ArtifactFacts) -> None:
                         facts.models.append(model)
                 elif "sample_inputs" in parts[:-1] or leaf.startswith("sample_inputs"):
                     facts.example_inputs = True
-                elif leaf.endswith((".so", ".cubin", ".hsaco")):
+                elif leaf.endswith((".so", ".cubin", ".fatbin", ".hsaco")):
                     window = member_window(zf, stream, info)
                     if window is None:
                         if info.file_size > MAX_INFLATE:

@@ -5,10 +5,18 @@ order (`CLASSES`): the first that says `affected` decides, else the first `likel
 `ok`, with the facts that matched. The canary (target/canaries/artifact_load.py) then loads it for
 real in a subprocess, on the device it targets, and check/verdict.py weighs the two as for any
 issue. The row's id is `artifact.<file name>`; `issue` names the known issue behind its verdict.
+
+The canary's outcome is kept like every canary's (check/cache.py's CanaryStore): under the store's
+key of the job (the interpreter, torch's files, the probe's facts, the canary and the artifact's
+path) joined with what identifies the artifact itself without reading it whole (`artifact_key`), and
+only when the canary ran to the end. Touch the artifact, rebuild it, or change torch, and the next
+check loads it again; `--no-cache` always does.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import signal
@@ -16,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.check.classify import canary_outcome
-from inductor_doctor.check.runner import CanaryJob, CanaryRun, run_all
+from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, run_all
 from inductor_doctor.check.verdict import CanaryOutcome, decide
 from inductor_doctor.core.codes import own_bug
 from inductor_doctor.core.model import (
@@ -42,6 +50,13 @@ CLASSES = (
 )
 CANARY = "artifact_load.py"
 CANARY_TIMEOUT_S = 300.0
+#: What of a file artifact is hashed for its key: its first and last bytes (a zip's central
+#: directory, with every member's CRC, is at its end), never the whole of a gigabyte.
+KEY_EDGE_BYTES = 64 * 1024
+#: A cache directory with more files than this is loaded every time rather than listed for a key.
+KEY_MAX_FILES = 50_000
+REUSED = ("canary: its outcome from an earlier check, reused: the artifact (size, time, contents "
+          "read) and the stack are unchanged; --no-cache loads it again")
 
 
 @dataclass
@@ -190,6 +205,58 @@ def _evidence(j: Judged, host: Any, said: str = "") -> Tuple[str, ...]:
     return tuple(line[:300] for line in lines)
 
 
+def artifact_key(art: Any) -> Optional[str]:
+    """What identifies an artifact's contents for the canary cache, cheaply. A file: its size and
+    modification time, a hash of its first and last KEY_EDGE_BYTES, and of what the reader found in
+    it (metadata, objects, the torch that wrote it). A cache directory: the path, size and time of
+    every kernel `.so` in it, which is what the canary loads. None when that cannot be had (an
+    unreadable file, a directory too large to list): such an artifact is loaded every time."""
+    h = hashlib.sha256()
+    try:
+        if os.path.isdir(art.path):
+            count = 0
+            for root, dirs, files in os.walk(art.path):
+                dirs.sort()
+                count += len(files)
+                if count > KEY_MAX_FILES:
+                    return None
+                for name in sorted(files):
+                    if name.endswith(".so"):
+                        full = os.path.join(root, name)
+                        st = os.stat(full)
+                        rel = os.path.relpath(full, art.path)
+                        h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        else:
+            st = os.stat(art.path)
+            h.update(f"{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            with open(art.path, "rb") as f:
+                h.update(f.read(KEY_EDGE_BYTES))
+                if st.st_size > 2 * KEY_EDGE_BYTES:
+                    f.seek(st.st_size - KEY_EDGE_BYTES)
+                    h.update(f.read(KEY_EDGE_BYTES))
+            read = {k: v for k, v in art.to_dict().items() if k not in ("read_s", "notes")}
+            h.update(json.dumps(read, sort_keys=True, default=str).encode())
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+def _stored_key(store: Any, job: CanaryJob, art: Any) -> Optional[str]:
+    """The store's key of the job joined with the artifact's own: None keeps and reuses nothing."""
+    base = store.key(job, HARNESS)
+    own = artifact_key(art) if base is not None else None
+    if base is None or own is None:
+        return None
+    return hashlib.sha256(f"artifact\0{base}\0{own}".encode()).hexdigest()[:40]
+
+
+def _replayed(job: CanaryJob, stored: Dict[str, Any]) -> CanaryRun:
+    return CanaryRun(job=job, returncode=stored.get("returncode"), timed_out=False, interrupted=False,
+                     duration_s=float(stored.get("duration_s") or 0.0),
+                     stdout=str(stored.get("stdout") or ""), stderr=str(stored.get("stderr") or ""),
+                     result=stored.get("result"), cached=True)
+
+
 def check_artifacts(
     paths: Sequence[str],
     facts: Any,
@@ -199,9 +266,13 @@ def check_artifacts(
     jobs: int = 1,
     env: Optional[Dict[str, str]] = None,
     progress: Optional[Progress] = None,
+    use_cache: bool = True,
 ) -> List[Finding]:
-    """One finding per artifact against this host: the static comparison, then the load canary."""
+    """One finding per artifact against this host: the static comparison, then the load canary (its
+    outcome reused while nothing it depends on has changed; `use_cache=False` re-runs it, and keeps
+    the fresh outcome)."""
     from inductor_doctor.artifact.host import host_view
+    from inductor_doctor.check.cache import CanaryStore
 
     progress = progress or Progress()
     arts = read(paths)
@@ -228,12 +299,24 @@ def check_artifacts(
             )
         cells[rid] = (j, job)
     runs: Dict[str, CanaryRun] = {}
-    todo = [job for _, job in cells.values() if job is not None]
+    store = CanaryStore(not static, facts, reuse=use_cache)
+    keys: Dict[str, Optional[str]] = {}
+    todo = []
+    for rid, (j, job) in cells.items():
+        if job is None:
+            continue
+        keys[job.key] = _stored_key(store, job, j.artifact)
+        stored = store.load(keys[job.key])
+        if stored is not None:
+            runs[rid] = _replayed(job, stored)
+        else:
+            todo.append(job)
     if todo:
         progress.planned(len(todo))
 
         def done(r: CanaryRun) -> None:
             runs[r.job.key.split("@")[0]] = r
+            store.save(keys.get(r.job.key), r)
             progress.finished(r.job.key, "done")
 
         run_all(todo, jobs, done, lambda job: progress.started(job.key))
@@ -253,6 +336,7 @@ def check_artifacts(
         if outcome is not None and outcome.status is Status.AFFECTED and j.issue is None:
             j = replace(j, issue=_which(outcome.reason))
         reason = verdict.reason.strip().splitlines()[0] if verdict.reason.strip() else verdict.status.value
+        reused = (REUSED,) if r is not None and r.cached else ()
         out.append(
             _finding(
                 rid,
@@ -260,7 +344,7 @@ def check_artifacts(
                 verdict.status,
                 verdict.basis,
                 reason,
-                _evidence(j, host, reason) + tuple(verdict.evidence),
+                _evidence(j, host, reason) + tuple(verdict.evidence) + reused,
                 r.duration_s if r else 0.0,
             )
         )

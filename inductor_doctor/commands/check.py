@@ -229,7 +229,7 @@ def _artifact_rows(request: CheckRequest, python: str, facts: Any, progress: Pro
     progress.phase("loading artifacts")
     return check_artifacts(request.artifacts, facts, python, static=request.static,
                            timeout_s=request.timeout_s, jobs=request.jobs or default_jobs(len(facts.gpus)),
-                           env=machine_env(facts), progress=progress)
+                           env=machine_env(facts), progress=progress, use_cache=request.use_cache)
 
 
 def machine_env(facts: Any) -> Dict[str, str]:

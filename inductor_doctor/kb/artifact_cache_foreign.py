@@ -27,6 +27,15 @@ def _public(v: Optional[str]) -> str:
 def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     if not is_cache(art):
         return None
+    layout = art.metadata.get("blob_layout")
+    release = _public(host.torch_version).split(".")[:2]
+    if not art.torch_version and layout and host.torch_version and release != layout.split("."):
+        return outcome(
+            Status.LIKELY,
+            f"{art.name} is in torch {layout}'s blob layout, which {host_torch(host)} cannot read: "
+            "load_cache_artifacts warns and returns None, every entry will be missed and compiled "
+            "again (a cache miss, not an error)",
+        )
     if not art.torch_version:
         return outcome(
             Status.INCONCLUSIVE,

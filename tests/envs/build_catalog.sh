@@ -11,6 +11,16 @@
 #   catalog-py313-torch25 Python 3.13 with torch 2.5.1 (cp313 wheel), whose torch.compile refuses 3.13
 #                        ("Dynamo is not supported on Python 3.13+"); the CUDA libraries are
 #                        hard-linked from xla-2.5.1 so that `import torch` works.
+#   cache-torch-2.7.1    torch 2.7.1 (the index's CUDA 12.6 build, with its nvidia-* wheels; it runs on
+#                        CPU), the oldest release with torch.compiler.save_cache_artifacts. Its blob
+#                        layout predates the checksum 2.8 added: neither it nor 2.13 reads the other's
+#                        blob (load_cache_artifacts warns and returns None) and the compile misses every
+#                        entry (artifact-cache-foreign, tests/commands/test_artifacts.py). About 5 GB;
+#                        about 3 minutes here.
+#   cache-torch-2.9.0    torch 2.9.0 with its nvidia-* wheels: a hard-linked copy of torch-2.9-nodeps
+#                        (built first by build.sh) given the dependencies it lacks (5 GB more, about 3
+#                        minutes here). It reads 2.13's blobs and misses every entry (a recompile), and
+#                        2.13 misses its.
 #
 # Python interpreters come from PYENV_ROOT (default ~/.pyenv): 3.11.x and 3.13.x must be there.
 set -euo pipefail
@@ -76,6 +86,25 @@ build_py313_torch25() {
   "$py" -c 'import torch, sys; assert sys.version_info[:2] == (3, 13); print(torch.__version__)' >/dev/null
 }
 
+build_torch_271() {
+  local dir=$1
+  "$(pyenv_python 3.11)/bin/python3" -m venv "$dir"
+  "$dir/bin/python" -m pip install "${PIP_FLAGS[@]}" torch==2.7.1
+  "$dir/bin/python" -c 'import torch; assert torch.__version__.startswith("2.7.1"), torch.__version__
+assert hasattr(torch.compiler, "load_cache_artifacts")'
+}
+
+build_torch_290() {
+  local dir=$1 src="$ROOT/torch-2.9-nodeps"
+  [ -f "$src/.ready" ] || bash "$HERE/build.sh" torch-2.9-nodeps
+  cp -al "$src" "$dir"
+  rm -f "$dir/.ready"
+  sed -i "s#$src#$dir#g" "$dir/pyvenv.cfg" "$dir/bin/activate" 2>/dev/null || true
+  # torch is there (its files stay shared with the source); pip adds only what it depends on.
+  "$dir/bin/python" -m pip install "${PIP_FLAGS[@]}" torch==2.9.0
+  "$dir/bin/python" -c 'import torch; assert torch.__version__.startswith("2.9.0"), torch.__version__'
+}
+
 build() {
   local name=$1 dir="$ROOT/$1"
   [ -f "$dir/.ready" ] && { echo "$name: cached at $dir"; return 0; }
@@ -85,12 +114,14 @@ build() {
     catalog-noheaders) build_noheaders "$dir" ;;
     catalog-triton-skew) build_triton_skew "$dir" ;;
     catalog-py313-torch25) build_py313_torch25 "$dir" ;;
+    cache-torch-2.7.1) build_torch_271 "$dir" ;;
+    cache-torch-2.9.0) build_torch_290 "$dir" ;;
     *) echo "unknown env $name" >&2; return 2 ;;
   esac
   touch "$dir/.ready"
 }
 
-ALL=(catalog-noheaders catalog-triton-skew catalog-py313-torch25)
+ALL=(catalog-noheaders catalog-triton-skew catalog-py313-torch25 cache-torch-2.7.1 cache-torch-2.9.0)
 for name in "${@:-${ALL[@]}}"; do
   build "$name"
 done

@@ -6,7 +6,9 @@ Usage: INDUCTOR_DOCTOR_ARTIFACT_PATH=PATH [INDUCTOR_DOCTOR_ARTIFACT_KIND=pt2|cac
 - an AOTInductor package (.pt2): `torch._inductor.aoti_load_package`, then, where the package holds
   its exported program's sample inputs (`data/sample_inputs/`), one call of the model on them;
 - a `torch.compiler.save_cache_artifacts()` blob: `torch.compiler.load_cache_artifacts` (what it
-  loaded is printed: a cache's hits happen later, in the user's own compile);
+  loaded is printed: a cache's hits happen later, in the user's own compile). A blob written by
+  another torch (its entries' repro header: `# torch version:`, `# torch git version:`) that loads
+  still ends with PARTIAL: its entries are keyed by that torch, and a load says nothing of a hit;
 - an Inductor cache directory: every compiled kernel `.so` in it is `dlopen`ed as Inductor does on a
   hit (with torch imported first, whose libraries they link against).
 It raises what torch or the loader raises; a load that succeeded without running anything ends
@@ -14,7 +16,9 @@ with PARTIAL.
 """
 
 import ctypes
+import importlib
 import os
+import re
 import sys
 import zipfile
 
@@ -98,6 +102,10 @@ def load_blob():
             + torch.__version__
             + ")"
         )
+    # As a compile would have it: torch 2.7's torch.compiler._cache, imported before torch._dynamo,
+    # fails on a circular import (cannot import name 'CacheArtifactManager').
+    importlib.import_module("torch._dynamo")
+
     with open(path, "rb") as f:
         data = f.read()
     info = torch.compiler.load_cache_artifacts(data)
@@ -105,10 +113,21 @@ def load_blob():
         raise RuntimeError(
             "torch.compiler.load_cache_artifacts returned None: torch "
             + torch.__version__
-            + " could not read the blob (see its warning above)"
+            + " could not read the blob (see its warning above): every entry of it is compiled again"
         )
     counts = {k: len(v) for k, v in getattr(info, "artifacts", {}).items()}
     exercised("torch " + torch.__version__ + " loaded the cache blob: " + str(counts))
+    version = re.search(rb"# torch version: ([^\s\\]+)", data)
+    git = re.search(rb"# torch git version: ([0-9a-f]{7,40})", data)
+    here = getattr(torch.version, "git_version", "") or ""
+    if (version and version.group(1).decode() != torch.__version__) or (
+        git and here and git.group(1).decode() != here
+    ):
+        by = b" ".join(m.group(1) for m in (version, git) if m).decode()
+        raise SystemExit(
+            "PARTIAL: torch " + torch.__version__ + " loaded the blob " + str(counts) + ", written by torch "
+            + by + ": its entries are keyed by that torch, and a load says nothing of a hit"
+        )
     raise SystemExit("OK: torch " + torch.__version__ + " loaded the blob: " + str(counts))
 
 
