@@ -90,9 +90,9 @@ def test_run_of_a_command_that_succeeds_imports_only_what_it_needs():
     heavy = {"click", "rich", "typing", "subprocess", "re", "pathlib", "dataclasses", "enum", "selectors"}
     assert not heavy & set(loaded), sorted(heavy & set(loaded))
     ours = sorted(m for m in loaded if m.startswith("inductor_doctor"))
-    assert ours == ["inductor_doctor", "inductor_doctor._entry", "inductor_doctor._run", "inductor_doctor.core",
-                    "inductor_doctor.core.version", "inductor_doctor.run", "inductor_doctor.run.capture",
-                    "inductor_doctor.run.process"], ours
+    assert ours == ["inductor_doctor", "inductor_doctor._entry", "inductor_doctor._run",
+                    "inductor_doctor.core", "inductor_doctor.core.version", "inductor_doctor.run",
+                    "inductor_doctor.run.capture", "inductor_doctor.run.process"], ours
 
 
 def test_run_gives_the_command_none_of_the_doctors_descriptors_and_pipe_its_default(tmp_path):
