@@ -216,10 +216,15 @@ class CompilerInfo:
 
 @dataclass
 class AbiInfo:
-    """The const_data_ptr ABI check: what the compiler references vs what libtorch exports."""
+    """The const_data_ptr ABI probe: what the compiler references vs what libtorch exports. The
+    verdict is the knowledge base's (kb/const_data_ptr_abi.py), never the probe's."""
 
-    status: Optional[str] = None  # a Status value
-    reason: str = ""
+    #: How far the probe got: None (it did not run), "pending" (it runs beside the canaries),
+    #: "no-torch", "no-headers" (torch ships no TensorBase.h), "no-library" (no libtorch_cpu.so),
+    #: "no-compiler", "timed-out", "not-compiled", "failed" (`error` says why each stopped short),
+    #: "compared" (`referenced` and `missing` are known).
+    stage: Optional[str] = None
+    error: Optional[str] = None
     compiler: Optional[str] = None
     flags: List[str] = field(default_factory=list)
     referenced: List[str] = field(default_factory=list)

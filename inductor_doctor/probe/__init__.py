@@ -34,8 +34,6 @@ __all__ = ["gather", "relevant_env", "Facts"]
 T = TypeVar("T")
 
 PROBE_TIMEOUT_S = 30.0
-#: facts.abi until a deferred ABI compile is folded in (LiveProbe.defer_abi).
-PENDING_ABI = "the ABI compile is still running"
 
 
 def _result(fut: Future[T], fallback: Callable[[str], T], notes: List[str], what: str) -> T:
@@ -108,7 +106,7 @@ class LiveProbe:
             if live_probe.complete(answer):
                 _diskcache.put("live", key, answer)
         if self._abi is not None:
-            facts.abi = _result(self._abi, lambda m: AbiInfo(status="inconclusive", reason=m), notes, "ABI")
+            facts.abi = _result(self._abi, lambda m: AbiInfo(stage="failed", error=m), notes, "ABI")
         self._pool.shutdown(wait=True)
         live_probe.merge(facts, answer)
         facts.python.notes.extend(notes)
@@ -197,8 +195,8 @@ def gather(
             cuda=cuda_info,
             cxx=_result(f_cxx, lambda m: CompilerInfo(error=m), notes, "C++ compiler"),
             cc=_result(f_cc, lambda m: CompilerInfo(error=m), notes, "C compiler"),
-            abi=(_result(f_abi, lambda m: AbiInfo(status="inconclusive", reason=m), notes, "ABI")
-                 if f_abi is not None else AbiInfo(status="inconclusive", reason=PENDING_ABI)),
+            abi=(_result(f_abi, lambda m: AbiInfo(stage="failed", error=m), notes, "ABI")
+                 if f_abi is not None else AbiInfo(stage="pending")),
             xla=packages.xla_info(t, pkgs),
             packages=pkgs,
             env=relevant_env(env),

@@ -35,6 +35,12 @@ def environment() -> Dict[str, Any]:
 
     schema = json_schema(Facts, "Toolchain facts gathered by the probe", BASE_URI + "environment.schema.json")
     schema["properties"]["host"] = {"type": "object"}
+    abi = schema["$defs"]["AbiInfo"]
+    abi["properties"] = {
+        "status": {"enum": [None, "affected", "likely", "ok", "not-applicable", "inconclusive"]},
+        "reason": {"type": "string"},
+        **abi["properties"],
+    }
     return schema
 
 

@@ -13,6 +13,7 @@ import pytest
 from inductor_doctor.core.facts import AbiInfo, CudaInfo, Facts, GPUInfo, PythonInfo, TorchInfo
 from inductor_doctor.probe import _elf, compiler, cuda, live, relevant_env, target, torch_build
 from inductor_doctor.probe._proc import run
+from inductor_doctor.probe.command import environment_of
 from inductor_doctor.render.probe_text import probe_to_text
 
 TORCH_DIR = Path(target.query(sys.executable)["modules"]["torch"])
@@ -243,7 +244,7 @@ def test_facts_round_trip_through_json():
         python=PythonInfo(executable="/py", version="3.11.7"),
         torch=TorchInfo(version="2.9.0", notes=["n"]),
         cuda=CudaInfo(gpus=[GPUInfo(index=0, name="H100", sm="9.0", sm_count=132)]),
-        abi=AbiInfo(status="ok", reason="r", referenced=["a"]),
+        abi=AbiInfo(stage="compared", referenced=["a"]),
     )
     again = Facts.from_dict(facts.to_dict())
     assert again == facts
@@ -289,14 +290,16 @@ def test_live_probe_reports_a_segfaulting_import(tmp_path, monkeypatch):
 def test_probe_to_text_is_pure_and_honours_colour():
     facts = Facts(python=PythonInfo(executable="/py", version="3.11.7", glibc="2.36"),
                   torch=TorchInfo(version="2.9.0", import_ok=False, import_error="ImportError: boom"),
-                  abi=AbiInfo(status="affected", reason="clang++-19 references X"))
-    plain = probe_to_text(facts, color=False)
-    assert plain == probe_to_text(facts.to_dict(), color=False)
+                  abi=AbiInfo(stage="compared", compiler="clang++-19", flags=["-std=c++17"],
+                              referenced=["X"], missing=["X"]))
+    environment = environment_of(facts)
+    plain = probe_to_text(environment, color=False)
+    assert plain == probe_to_text(environment_of(facts), color=False)
     assert "\x1b[" not in plain
     for needle in ("Python", "torch", "FAILS: ImportError: boom", "const_data_ptr ABI", "affected",
-                   "clang++-19 references X", "not installed"):
+                   "clang++-19 with -std=c++17 references X", "not installed"):
         assert needle in plain
-    assert "\x1b[" in probe_to_text(facts, color=True)
+    assert "\x1b[" in probe_to_text(environment, color=True)
 
 
 def test_probe_to_text_default_follows_no_color(monkeypatch):
