@@ -12,6 +12,7 @@ is what the process loaded, which is not necessarily what `ldconfig` or `pip lis
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -111,6 +112,13 @@ def _without_volatile(value: Any) -> Any:
     if isinstance(value, list):
         return [_without_volatile(v) for v in value]
     return value
+
+
+def merged(facts: Facts, live: Dict[str, Any]) -> Facts:
+    """A new snapshot: `facts` with the live answer folded in (`merge`); `facts` is left as it was."""
+    whole = copy.deepcopy(facts)
+    merge(whole, live)
+    return whole
 
 
 def merge(facts: Facts, live: Dict[str, Any]) -> None:

@@ -325,3 +325,40 @@ def test_abi_probe_uses_the_std_of_torchs_cpp_extension():
 
     assert extension_std(str(TORCH_DIR)) == "c++20"
     assert extension_std(None) == "c++17"
+
+
+def test_the_late_stage_is_a_new_snapshot_and_the_first_stays_as_it_was():
+    """check decides on the whole facts, and the canaries' keys rest on the static ones: the live
+    probe and the deferred ABI compile return new facts instead of patching the first."""
+    import copy
+
+    from inductor_doctor.probe import LiveProbe, gather
+
+    late = LiveProbe(sys.executable)
+    first = gather(sys.executable, live_probe=late)
+    before = copy.deepcopy(first.to_dict())
+    assert first.abi.stage == "pending" and first.live is None
+    whole = late.finish(first)
+    assert first.to_dict() == before
+    assert whole is not first and whole.abi.stage == "compared"
+    assert whole.live is not None and whole.torch is not None and whole.torch.import_ok is True
+
+
+def test_the_probe_plan_runs_each_step_once_what_it_needs_is_known():
+    from inductor_doctor.probe import Step, plan, run_plan
+
+    order: list = []
+
+    def step(name: str, *needs: str) -> Step:
+        return Step(name, needs, lambda *got: order.append(name) or (name, got))
+
+    answers, notes = run_plan([step("c", "a", "b"), step("a", "x"), step("b", "a")], {"x": 1})
+    assert order == ["a", "b", "c"] and notes == []
+    assert answers["c"] == ("c", (("a", (1,)), ("b", (("a", (1,)),))))
+    failing = Step("d", ("x",), lambda x: 1 / 0, lambda m: "fallback", "d")
+    answers, notes = run_plan([failing], {"x": 1})
+    assert answers["d"] == "fallback" and notes == ["d probe failed: ZeroDivisionError: division by zero"]
+    with pytest.raises(ValueError, match="needs nothing produces"):
+        run_plan([step("e", "nowhere")], {})
+    produced = {s.name for s in plan()} | {"python", "env", "step"}
+    assert all(n in produced for s in plan() for n in s.needs)
