@@ -27,7 +27,9 @@ _KEY = "inductor_doctor.fact"
 class Declared:
     """One fact's declaration; `None` means "as its section says"."""
 
-    probe: Optional[str] = None  # the module of `probe/` that produces it
+    #: The probe step that produces it (a name in `probe.plan()`, or a probe module's `STEP`);
+    #: `probe.gather` builds each section of the facts from its step's answer.
+    probe: Optional[str] = None
     cost: Optional[str] = None  # one of COSTS
     #: Part of a canary's cache key. False: it changes from run to run without the environment
     #: changing (durations, notes, free memory, what a cache holds now).

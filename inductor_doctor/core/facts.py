@@ -343,34 +343,35 @@ class CompileSettingsInfo:
 @dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
-    from its section) declares which probe produces it, what it costs, whether it is in a canary's
-    key, its merge label and how preflight reads it without running anything (`core/declare.py`)."""
+    from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
+    `STEP`), what it costs, whether it is in a canary's key, its merge label and how preflight reads
+    it without running anything (`core/declare.py`)."""
 
-    python: PythonInfo = fact(probe="packages", required=True, quick="python_h")
+    python: PythonInfo = fact(probe="python", required=True, quick="python_h")
     #: None: torch is not installed for the target interpreter.
-    torch: Optional[TorchInfo] = fact(None, probe="torch_build", required=True, quick="package:torch")
-    triton: Optional[TritonInfo] = fact(None, probe="packages", required=True, quick="package:triton")
+    torch: Optional[TorchInfo] = fact(None, probe="torch", required=True, quick="package:torch")
+    triton: Optional[TritonInfo] = fact(None, probe="triton", required=True, quick="package:triton")
     cuda: CudaInfo = fact(default_factory=CudaInfo, probe="cuda", required=True,
                           quick="file:/proc/driver/nvidia/version")
     #: What Inductor's C++ backend uses.
-    cxx: CompilerInfo = fact(default_factory=CompilerInfo, probe="compiler", required=True,
+    cxx: CompilerInfo = fact(default_factory=CompilerInfo, probe="cxx", required=True,
                              merge="C++ compiler", quick="compiler")
     #: What Triton builds its launcher with.
-    cc: CompilerInfo = fact(default_factory=CompilerInfo, probe="compiler", required=True,
+    cc: CompilerInfo = fact(default_factory=CompilerInfo, probe="cc", required=True,
                             merge="C compiler", quick="compiler")
     abi: AbiInfo = fact(default_factory=AbiInfo, probe="abi", cost="compile", required=True)
-    xla: Optional[XlaInfo] = fact(None, probe="packages", required=True, order=2.5, quick="package:torch_xla")
+    xla: Optional[XlaInfo] = fact(None, probe="xla", required=True, order=2.5, quick="package:torch_xla")
     #: Distribution name -> version.
     packages: Dict[str, str] = fact(default_factory=dict, probe="packages")
     #: The relevant environment variables (core/envvars.py).
-    env: Dict[str, str] = fact(default_factory=dict, probe="envvars", quick="env")
+    env: Dict[str, str] = fact(default_factory=dict, probe="env", quick="env")
     #: What the live probe returned, raw.
     live: Optional[Dict[str, Any]] = fact(None, probe="live", cost="live", key=False)
     #: None: not probed (kb/cache_dir_*.py then look themselves).
     caches: Optional[CacheInfo] = fact(None, probe="caches")
     duration_s: float = fact(0.0, key=False)
     # --- GPU/CUDA catalog (cuda-toolkit-missing) ---
-    toolkit: Optional[CudaToolkitInfo] = fact(None, probe="cuda_toolkit")  # None: not probed
+    toolkit: Optional[CudaToolkitInfo] = fact(None, probe="toolkit")  # None: not probed
     compile_settings: Optional[CompileSettingsInfo] = fact(None, probe="compile_settings")  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:

@@ -17,6 +17,7 @@ needs it).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
@@ -25,6 +26,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
+from inductor_doctor.core.declare import declared
 from inductor_doctor.core.envvars import relevant_env
 from inductor_doctor.core.facts import (
     AbiInfo,
@@ -157,9 +159,11 @@ def _cuda_static(toolkit_cuda: CudaInfo, pkgs: Dict[str, str], torch_info: Optio
 
 
 def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
-    """Every static probe, declared with what it needs: `python`, `env` and `step` (a probe's time
-    budget) are given, the rest are other steps' answers. With a `live_probe`, the ABI compile is
-    deferred to it (it runs beside the canaries) and the first facts say it is pending."""
+    """Every static probe, declared with what it needs: `python`, `environ` (os.environ) and `step`
+    (a probe's time budget) are given, the rest are other steps' answers; a section of the facts is
+    the answer of the step its declaration names (`probe=` in `core/facts.py`). With a `live_probe`,
+    the ABI compile is deferred to it (it runs beside the canaries) and the first facts say it is
+    pending."""
     from inductor_doctor.probe import (
         abi,
         caches,
@@ -186,35 +190,58 @@ def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
 
     return (
         Step("target", ("python", "step"), target.query, lambda m: {"error": m}, "target"),
-        Step("driver", ("env",), cuda.driver_info, lambda m: CudaInfo(notes=[m]), "driver"),
-        Step("caches", ("env",), caches.gather_caches, what="cache directories"),
+        Step("driver", ("environ",), cuda.driver_info, lambda m: CudaInfo(notes=[m]), "driver"),
+        Step("caches", ("environ",), caches.gather_caches, what="cache directories"),
+        Step("env", ("environ",), relevant_env),
         Step("packages", ("target",), packages.packages, lambda m: {}, "packages"),
         Step("python", ("python", "target"), packages.python_info, what="python"),
-        Step("torch", ("target", "packages"), torch_build.torch_info, what="torch"),
+        Step("torch_files", ("target", "packages"), torch_build.torch_info, what="torch"),
         Step("triton_installed", ("target", "packages"), packages.triton_info),
         Step("xla", ("target", "packages"), packages.xla_info),
-        Step("gpu_catalog", ("torch", "target", "env"), gpu_catalog.static_facts,
+        Step("gpu_catalog", ("torch_files", "target", "environ"), gpu_catalog.static_facts,
              lambda m: gpu_catalog.Static(), "GPU/CUDA catalog"),
-        Step("abi", ("torch", "env"), abi_now, lambda m: AbiInfo(stage="failed", error=m), "ABI"),
-        Step("cxx", ("target", "env", "step"), lambda t, env, step: compiler.inductor_cxx(
+        Step("toolkit", ("gpu_catalog",), lambda static: static.toolkit),
+        Step("abi", ("torch_files", "environ"), abi_now, lambda m: AbiInfo(stage="failed", error=m), "ABI"),
+        Step("cxx", ("target", "environ", "step"), lambda t, env, step: compiler.inductor_cxx(
             t.get("include_dir"), env, step), lambda m: CompilerInfo(error=m), "C++ compiler"),
-        Step("cc", ("target", "env", "step"), lambda t, env, step: compiler.triton_cc_info(
+        Step("cc", ("target", "environ", "step"), lambda t, env, step: compiler.triton_cc_info(
             t.get("include_dir"), env, step), lambda m: CompilerInfo(error=m), "C compiler"),
         Step("triton", ("triton_installed",), bundled, what="ptxas"),
-        Step("toolkit_cuda", ("driver", "env", "target", "triton_installed"),
+        Step("toolkit_cuda", ("driver", "environ", "target", "triton_installed"),
              lambda info, env, t, tr: cuda.toolkit_info(info, env, str(t.get("machine") or ""),
                                                         tr.bundled_ptxas if tr else None),
              what="CUDA toolkit"),
-        Step("compile_settings", ("torch", "env", "target"),
+        Step("compile_settings", ("torch_files", "environ", "target"),
              lambda torch_info, env, t: compile_settings.gather(
                  torch_info.path if torch_info else None, env, t),
              what="compile settings"),
-        Step("cuda_and_torch", ("toolkit_cuda", "packages", "torch", "gpu_catalog", "env"), _cuda_static,
+        Step("catalog", ("toolkit_cuda", "packages", "torch_files", "gpu_catalog", "environ"), _cuda_static,
              what="GPU/CUDA catalog"),
+        Step("torch", ("catalog",), lambda catalog: catalog[1]),
         # Every ptxas Triton may run, asked about the GPUs torch will see.
-        Step("ptxas_binaries", ("triton", "env", "cuda_and_torch"),
-             lambda tr, env, ct: ptxas.gather(tr, env, ct[0].gpus), lambda m: [], "Triton's ptxas"),
+        Step("ptxas_binaries", ("triton", "environ", "catalog"),
+             lambda tr, env, catalog: ptxas.gather(tr, env, catalog[0].gpus), lambda m: [], "Triton's ptxas"),
+        Step("cuda", ("catalog", "ptxas_binaries"),
+             lambda catalog, found: replace(catalog[0], ptxas_binaries=found)),
+        *contributed(),
     )
+
+
+def contributed() -> Tuple[Step, ...]:
+    """The steps probe modules declare themselves (`STEP = Step(...)` in `probe/<name>.py`): a new
+    fact's probe joins the plan without a line here."""
+    import importlib
+    import pkgutil
+
+    here = sys.modules[__name__]
+    out = []
+    for info in pkgutil.iter_modules(here.__path__):
+        if info.name.startswith("_") or info.name == "command":
+            continue
+        step = getattr(importlib.import_module(f"{__name__}.{info.name}"), "STEP", None)
+        if isinstance(step, Step):
+            out.append(step)
+    return tuple(out)
 
 
 def run_plan(steps: Sequence[Step], given: Dict[str, Any],
@@ -249,8 +276,10 @@ def _fallback(step: Step, answers: Dict[str, Any]) -> Callable[[str], Any]:
         return lambda m: answers["triton_installed"]
     if step.name == "toolkit_cuda":
         return lambda m: answers["driver"]
-    if step.name == "cuda_and_torch":
-        return lambda m: (answers["toolkit_cuda"], answers["torch"])
+    if step.name == "catalog":
+        return lambda m: (answers["toolkit_cuda"], answers["torch_files"])
+    if step.name == "cuda":
+        return lambda m: answers["catalog"][0]
     return step.fallback
 
 
@@ -278,25 +307,14 @@ def gather(
     python = python or sys.executable
     env = dict(os.environ)
     own_live = LiveProbe(python, timeout_s) if live and live_probe is None else None
-    given = {"python": python, "env": env, "step": min(timeout_s, PROBE_TIMEOUT_S)}
+    given = {"python": python, "environ": env, "step": min(timeout_s, PROBE_TIMEOUT_S)}
     answers, notes = run_plan(plan(live_probe), given)
-    cuda_info, torch_info = answers["cuda_and_torch"]
-    python_info = answers["python"]
-    facts = Facts(
-        python=replace(python_info, notes=python_info.notes + notes),
-        torch=torch_info,
-        triton=answers["triton"],
-        cuda=replace(cuda_info, ptxas_binaries=answers["ptxas_binaries"]),
-        cxx=answers["cxx"],
-        cc=answers["cc"],
-        abi=answers["abi"],
-        xla=answers["xla"],
-        packages=answers["packages"],
-        env=relevant_env(env),
-        caches=answers["caches"],
-        toolkit=answers["gpu_catalog"].toolkit,
-        compile_settings=answers["compile_settings"],
-    )
+    # Each section from the step its declaration names; the live ones come in the second stage.
+    sections = {f.name: answers[declared(f).probe] for f in dataclasses.fields(Facts)
+                if declared(f).probe in answers and declared(f).cost != "live"}
+    python_info = sections["python"]
+    sections["python"] = replace(python_info, notes=python_info.notes + notes)
+    facts = Facts(**sections)
     if live_probe is not None:
         live_probe.kept(facts)  # a kept answer stops the running probe now, not when it is folded in
     if own_live is not None:

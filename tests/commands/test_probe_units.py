@@ -360,5 +360,9 @@ def test_the_probe_plan_runs_each_step_once_what_it_needs_is_known():
     assert answers["d"] == "fallback" and notes == ["d probe failed: ZeroDivisionError: division by zero"]
     with pytest.raises(ValueError, match="needs nothing produces"):
         run_plan([step("e", "nowhere")], {})
-    produced = {s.name for s in plan()} | {"python", "env", "step"}
+    produced = {s.name for s in plan()} | {"python", "environ", "step"}
     assert all(n in produced for s in plan() for n in s.needs)
+    from inductor_doctor.core.declare import walk
+
+    sections = [e for e in walk(Facts) if len(e.path) == 1 and e.probe and e.cost != "live"]
+    assert sections and all(e.probe in produced for e in sections), "a section no step produces"
