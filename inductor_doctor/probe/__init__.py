@@ -136,14 +136,14 @@ class LiveProbe:
 class Step:
     """One probe in the plan: `run` gets the answers it `needs` (by name) and produces `name`.
 
-    `fallback(message)` is its answer when it raised (a doctor bug, noted, never fatal); `what`
-    names it in that note.
+    `fallback(message, answers)` is its answer when it raised (a doctor bug, noted, never fatal),
+    from the message and the answers known so far; `what` names it in that note.
     """
 
     name: str
     needs: Tuple[str, ...]
     run: Callable[..., Any]
-    fallback: Callable[[str], Any] = lambda m: None
+    fallback: Callable[[str, Dict[str, Any]], Any] = lambda m, known: None
     what: str = ""
 
 
@@ -189,40 +189,44 @@ def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
         return replace(triton, bundled_ptxas_version=cuda.ptxas_version(triton.bundled_ptxas)[0])
 
     return (
-        Step("target", ("python", "step"), target.query, lambda m: {"error": m}, "target"),
-        Step("driver", ("environ",), cuda.driver_info, lambda m: CudaInfo(notes=[m]), "driver"),
+        Step("target", ("python", "step"), target.query, lambda m, known: {"error": m}, "target"),
+        Step("driver", ("environ",), cuda.driver_info, lambda m, known: CudaInfo(notes=[m]), "driver"),
         Step("caches", ("environ",), caches.gather_caches, what="cache directories"),
         Step("env", ("environ",), relevant_env),
-        Step("packages", ("target",), packages.packages, lambda m: {}, "packages"),
-        Step("python", ("python", "target"), packages.python_info, what="python"),
+        Step("packages", ("target",), packages.packages, lambda m, known: {}, "packages"),
+        Step("python", ("python", "target"), packages.python_info,
+             lambda m, known: PythonInfo(executable=known["python"], version="unknown", error=m), "python"),
         Step("torch_files", ("target", "packages"), torch_build.torch_info, what="torch"),
         Step("triton_installed", ("target", "packages"), packages.triton_info),
         Step("xla", ("target", "packages"), packages.xla_info),
         Step("gpu_catalog", ("torch_files", "target", "environ"), gpu_catalog.static_facts,
-             lambda m: gpu_catalog.Static(), "GPU/CUDA catalog"),
+             lambda m, known: gpu_catalog.Static(), "GPU/CUDA catalog"),
         Step("toolkit", ("gpu_catalog",), lambda static: static.toolkit),
-        Step("abi", ("torch_files", "environ"), abi_now, lambda m: AbiInfo(stage="failed", error=m), "ABI"),
+        Step("abi", ("torch_files", "environ"), abi_now, lambda m, known: AbiInfo(stage="failed", error=m),
+             "ABI"),
         Step("cxx", ("target", "environ", "step"), lambda t, env, step: compiler.inductor_cxx(
-            t.get("include_dir"), env, step), lambda m: CompilerInfo(error=m), "C++ compiler"),
+            t.get("include_dir"), env, step), lambda m, known: CompilerInfo(error=m), "C++ compiler"),
         Step("cc", ("target", "environ", "step"), lambda t, env, step: compiler.triton_cc_info(
-            t.get("include_dir"), env, step), lambda m: CompilerInfo(error=m), "C compiler"),
-        Step("triton", ("triton_installed",), bundled, what="ptxas"),
+            t.get("include_dir"), env, step), lambda m, known: CompilerInfo(error=m), "C compiler"),
+        Step("triton", ("triton_installed",), bundled, lambda m, known: known["triton_installed"], "ptxas"),
         Step("toolkit_cuda", ("driver", "environ", "target", "triton_installed"),
              lambda info, env, t, tr: cuda.toolkit_info(info, env, str(t.get("machine") or ""),
                                                         tr.bundled_ptxas if tr else None),
-             what="CUDA toolkit"),
+             lambda m, known: known["driver"], "CUDA toolkit"),
         Step("compile_settings", ("torch_files", "environ", "target"),
              lambda torch_info, env, t: compile_settings.gather(
                  torch_info.path if torch_info else None, env, t),
              what="compile settings"),
         Step("catalog", ("toolkit_cuda", "packages", "torch_files", "gpu_catalog", "environ"), _cuda_static,
-             what="GPU/CUDA catalog"),
+             lambda m, known: (known["toolkit_cuda"], known["torch_files"]), "GPU/CUDA catalog"),
         Step("torch", ("catalog",), lambda catalog: catalog[1]),
         # Every ptxas Triton may run, asked about the GPUs torch will see.
         Step("ptxas_binaries", ("triton", "environ", "catalog"),
-             lambda tr, env, catalog: ptxas.gather(tr, env, catalog[0].gpus), lambda m: [], "Triton's ptxas"),
+             lambda tr, env, catalog: ptxas.gather(tr, env, catalog[0].gpus), lambda m, known: [],
+             "Triton's ptxas"),
         Step("cuda", ("catalog", "ptxas_binaries"),
-             lambda catalog, found: replace(catalog[0], ptxas_binaries=found)),
+             lambda catalog, found: replace(catalog[0], ptxas_binaries=found),
+             lambda m, known: known["catalog"][0]),
         *contributed(),
     )
 
@@ -263,24 +267,11 @@ def run_plan(steps: Sequence[Step], given: Dict[str, Any],
             for fut in finished:
                 step = running.pop(fut)
                 notes: List[str] = []
-                answers[step.name] = _result(fut, _fallback(step, answers), notes, step.what or step.name)
+                answers[step.name] = _result(fut, lambda m, step=step: step.fallback(m, answers), notes,
+                                             step.what or step.name)
                 if notes:
                     failed[step.name] = notes[0]
     return answers, [failed[s.name] for s in steps if s.name in failed]
-
-
-def _fallback(step: Step, answers: Dict[str, Any]) -> Callable[[str], Any]:
-    if step.name == "python":
-        return lambda m: PythonInfo(executable=answers["python"], version="unknown", error=m)
-    if step.name == "triton":
-        return lambda m: answers["triton_installed"]
-    if step.name == "toolkit_cuda":
-        return lambda m: answers["driver"]
-    if step.name == "catalog":
-        return lambda m: (answers["toolkit_cuda"], answers["torch_files"])
-    if step.name == "cuda":
-        return lambda m: answers["catalog"][0]
-    return step.fallback
 
 
 def gather(

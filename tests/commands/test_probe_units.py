@@ -355,9 +355,10 @@ def test_the_probe_plan_runs_each_step_once_what_it_needs_is_known():
     answers, notes = run_plan([step("c", "a", "b"), step("a", "x"), step("b", "a")], {"x": 1})
     assert order == ["a", "b", "c"] and notes == []
     assert answers["c"] == ("c", (("a", (1,)), ("b", (("a", (1,)),))))
-    failing = Step("d", ("x",), lambda x: 1 / 0, lambda m: "fallback", "d")
+    failing = Step("d", ("x",), lambda x: 1 / 0, lambda m, known: f"fallback beside {known['x']}", "d")
     answers, notes = run_plan([failing], {"x": 1})
-    assert answers["d"] == "fallback" and notes == ["d probe failed: ZeroDivisionError: division by zero"]
+    assert answers["d"] == "fallback beside 1"
+    assert notes == ["d probe failed: ZeroDivisionError: division by zero"]
     with pytest.raises(ValueError, match="needs nothing produces"):
         run_plan([step("e", "nowhere")], {})
     produced = {s.name for s in plan()} | {"python", "environ", "step"}
