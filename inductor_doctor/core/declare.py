@@ -13,8 +13,11 @@ probe and cost, is part of the key, and is in the schema by its type.
 from __future__ import annotations
 
 import dataclasses
+import re
+import sys
 import typing
 from dataclasses import MISSING, dataclass
+from functools import cache
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 #: What learning a fact costs: reading files and asking binaries (`static`), one `import torch` in
@@ -68,7 +71,7 @@ class Entry:
 
     path: Tuple[str, ...]
     field: dataclasses.Field  # type: ignore[type-arg]
-    hint: Any
+    hint: Any  # as written (text under PEP 563)
     declared: Declared
     probe: Optional[str]
     cost: str
@@ -85,19 +88,36 @@ def _inner(hint: Any) -> Any:
     return None
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _section(cls: Any, f: dataclasses.Field) -> Any:  # type: ignore[type-arg]
+    """The dataclass field `f` of `cls` holds, or None. An annotation written as text (PEP 563) is
+    read by its names in `cls`'s module rather than evaluated: `typing.get_type_hints` compiles
+    every annotation, which every command that loads the canary cache would pay for."""
+    if not isinstance(f.type, str):
+        return _inner(f.type)
+    space = vars(sys.modules[cls.__module__])
+    for name in _NAME.findall(f.type):
+        found = space.get(name)
+        if dataclasses.is_dataclass(found):
+            return found
+    return None
+
+
 def walk(cls: Any, path: Tuple[str, ...] = (), probe: Optional[str] = None,
          cost: str = "static") -> Iterator[Entry]:
     """Every field of `cls` and of the sections it holds, depth first, in declaration order."""
-    hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         d = declared(f)
-        entry = Entry(path + (f.name,), f, hints[f.name], d, d.probe or probe, d.cost or cost)
+        entry = Entry(path + (f.name,), f, f.type, d, d.probe or probe, d.cost or cost)
         yield entry
-        inner = _inner(entry.hint)
+        inner = _section(cls, f)
         if inner is not None:
             yield from walk(inner, entry.path, entry.probe, entry.cost)
 
 
+@cache
 def volatile_names(cls: Any) -> frozenset:
     """The field names never part of a canary's key. A name is volatile wherever it occurs (the
     key strips it from every level of the facts), so every field of that name must say so."""
@@ -116,12 +136,11 @@ def merge_fields(cls: Any, root: str = "environment") -> List[Tuple[str, str]]:
     found: List[Tuple[Tuple[float, ...], str, str]] = []
 
     def visit(c: Any, path: Tuple[str, ...], label: str, rank: Tuple[float, ...]) -> None:
-        hints = typing.get_type_hints(c)
         for i, f in enumerate(dataclasses.fields(c)):
             d = declared(f)
             here = rank + (d.order if d.order is not None else float(i),)
             name = d.merge.format(label) if d.merge else label
-            inner = _inner(hints[f.name])
+            inner = _section(c, f)
             if inner is not None:
                 visit(inner, path + (f.name,), name, here)
             elif d.merge:

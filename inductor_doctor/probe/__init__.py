@@ -232,19 +232,25 @@ def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
 
 
 def contributed() -> Tuple[Step, ...]:
-    """The steps probe modules declare themselves (`STEP = Step(...)` in `probe/<name>.py`): a new
-    fact's probe joins the plan without a line here."""
+    """The steps probe modules declare themselves (a line `STEP = Step(...)` in `probe/<name>.py`):
+    a new fact's probe joins the plan without a line here. Only the modules that declare one are
+    imported (the others load when a step needs them, as before)."""
     import importlib
-    import pkgutil
 
-    here = sys.modules[__name__]
+    folder = os.path.dirname(os.path.abspath(__file__))
     out = []
-    for info in pkgutil.iter_modules(here.__path__):
-        if info.name.startswith("_") or info.name == "command":
+    for entry in sorted(os.listdir(folder)):
+        if not entry.endswith(".py") or entry.startswith("_") or entry == "command.py":
             continue
-        step = getattr(importlib.import_module(f"{__name__}.{info.name}"), "STEP", None)
-        if isinstance(step, Step):
-            out.append(step)
+        try:
+            with open(os.path.join(folder, entry), encoding="utf-8") as f:
+                declares = any(line.startswith("STEP = ") for line in f)
+        except OSError:
+            continue
+        if declares:
+            step = getattr(importlib.import_module(f"{__name__}.{entry[:-3]}"), "STEP", None)
+            if isinstance(step, Step):
+                out.append(step)
     return tuple(out)
 
 
