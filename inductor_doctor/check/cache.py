@@ -23,20 +23,21 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
+from inductor_doctor.core.declare import volatile_names
+from inductor_doctor.core.facts import Facts
 from inductor_doctor.core.files import file_key, read_own_text, write_text_atomic
 from inductor_doctor.core.paths import cache_dir, private_dir
 from inductor_doctor.core.version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.check.runner import CanaryJob, CanaryRun
-    from inductor_doctor.core.facts import Facts
 
 #: Bump when what is stored, or how the key is made, changes.
 VERSION = 3  # 3: the harness reports what a canary exercised (its proof)
-#: Fact fields that change from run to run without the environment changing (`free_bytes` and
-#: `free_inodes`: what /dev/shm has left; its `full` flag is kept; a GPU's free and used memory).
-VOLATILE = frozenset({"duration_s", "notes", "live", "cached", "cache_scan", "free_bytes", "free_inodes",
-                      "memory_free_mib", "memory_used_mib"})
+#: Fact fields that change from run to run without the environment changing (durations, notes, the
+#: raw live answer, what /dev/shm and a GPU have free now, what a compile cache holds): those the
+#: facts declare out of a canary's key (`key=False` in `core/facts.py`).
+VOLATILE = volatile_names(Facts)
 #: What a stored run keeps of the canary's output: enough to classify it again.
 KEEP_BYTES = 16 * 1024
 

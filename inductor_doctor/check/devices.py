@@ -35,9 +35,10 @@ class DeviceFilter:
     def keeps(self, device: str) -> bool:
         return self.keep(device)
 
-    def facts(self, facts: Any) -> None:
-        """Drop the GPUs that are not ours (in place: the facts are this run's own)."""
-        facts.cuda.gpus = [g for g in facts.cuda.gpus if self.keep(g.device)]
+    def facts(self, facts: Any) -> Any:
+        """The facts with only our GPUs: a new snapshot, `facts` is left as it was."""
+        ours = [g for g in facts.cuda.gpus if self.keep(g.device)]
+        return replace(facts, cuda=replace(facts.cuda, gpus=ours))
 
     def issues(self, issues: Sequence[KnownIssue]) -> List[KnownIssue]:
         """Each issue restricted to the device kinds we keep any of; issues left with none go."""

@@ -52,6 +52,7 @@ class CheckResult:
     interrupted: Optional[BaseException] = None  # set when SIGINT/SIGTERM cut the run short
     jobs: int = 1  # how many canaries ran at once
     cache_note: Optional[str] = None  # why canary outcomes could not be kept, if so
+    facts: Optional[Facts] = None  # the snapshot the verdicts were decided on
 
 
 def devices_for(issue: KnownIssue, facts: Facts) -> List[str]:
@@ -289,17 +290,18 @@ def run_checks(
     options: CheckOptions,
     progress: Optional[Progress] = None,
     groups: Optional[ProcessGroups] = None,
-    finish_facts: Optional[Callable[[Facts], None]] = None,
+    finish_facts: Optional[Callable[[Facts], Facts]] = None,
 ) -> CheckResult:
-    """Every issue on every device. The canaries start on the facts known now; `finish_facts`
-    (the live probe, which runs beside them) completes the facts before anything is decided, and
-    the rules then run again on the whole facts."""
+    """Every issue on every device, in two explicit stages. The canaries start on the static
+    snapshot; `finish_facts` (the live probe and the ABI compile, which run beside them) returns the
+    whole facts as a new snapshot, and the verdicts are decided on that one: the rules run on it,
+    and a canary it allows that the static one did not runs then."""
     start = time.monotonic()
     progress = progress or Progress()
     cells = plan(facts, issues, options)
     runs, interrupted = run(cells, options, progress, groups)
     if finish_facts is not None and interrupted is None:
-        finish_facts(facts)
+        facts = finish_facts(facts)
         cells = plan(facts, issues, options)
         late = [c for c in cells if c.job is not None and c.key not in runs]
         if late:  # a canary the whole facts allow that the first ones did not
@@ -326,6 +328,7 @@ def run_checks(
         interrupted=interrupted,
         jobs=options.jobs,
         cache_note=options.store.note if options.store is not None else None,
+        facts=facts,
     )
 
 

@@ -192,18 +192,17 @@ def _examine(
         # binary and its search directories, torch's files): `--no-cache` re-runs canaries only.
         facts = gather(python, live_probe=live)
         if share is not None:
-            share.facts(facts)
+            facts = share.facts(facts)
         if facts.python.error:
             why = f"could not run the target interpreter: {facts.python.error}"
             findings = [Finding(i.id, i.title, "toolchain", Status.INCONCLUSIVE, Basis.STATIC, why,
                                 i.severity, upstream=i.upstream) for i in issues]
             return facts, None, findings
 
-        def finish(facts: Any) -> None:
-            if live is not None:
-                live.finish(facts)
-            if share is not None:
-                share.facts(facts)
+        def finish(facts: Any) -> Any:
+            """The late facts, a second stage: a new snapshot with the live answer and the ABI compile."""
+            whole = live.finish(facts) if live is not None else facts
+            return share.facts(whole) if share is not None else whole
 
         progress.phase("checking")
         jobs = request.jobs or default_jobs(len(facts.gpus))
@@ -214,7 +213,7 @@ def _examine(
                                crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
         result = run_checks(facts, issues, options, progress, finish_facts=finish)
         findings = result.findings if share is None else share.findings(result.findings)
-        return facts, result, findings
+        return result.facts or facts, result, findings
     finally:
         if live is not None:
             live.stop()

@@ -226,19 +226,35 @@ def _cacheable(verdict: Verdict) -> bool:
 
 
 def fingerprint(device: str, python: str) -> str:
-    """What the answer depends on, read without running anything (a few stat calls)."""
+    """What the answer depends on, read without running anything (a few stat calls): for each fact,
+    what its declaration says may be read so (`quick=` in `core/facts.py`)."""
+    from inductor_doctor.core.declare import quick_readers
+    from inductor_doctor.core.facts import Facts
     from inductor_doctor.core.version import __version__
 
     parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, file_key(python)]
-    parts.append([_package(name, python) for name in ("torch", "triton", "torch_xla")])
-    parts.append(_compiler())
-    if os.path.abspath(python) == os.path.abspath(sys.executable):  # a venv's or conda's own headers
-        import sysconfig
-
-        parts.append(file_key(os.path.join(sysconfig.get_paths()["include"], "Python.h")))
-    parts.append(file_key("/proc/driver/nvidia/version"))
-    parts.append(sorted(_relevant_env().items()))
+    parts += [_quick(reader, python) for reader in quick_readers(Facts)]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+
+
+def _quick(reader: str, python: str) -> Any:
+    """One declared reader's answer: `package:<name>`, `file:<path>`, `compiler`, `python_h`, `env`."""
+    kind, _, arg = reader.partition(":")
+    if kind == "package":
+        return _package(arg, python)
+    if kind == "file":
+        return file_key(arg)
+    if kind == "compiler":
+        return _compiler()
+    if kind == "python_h":
+        if os.path.abspath(python) != os.path.abspath(sys.executable):
+            return None  # another interpreter's headers: its compiler answers tell, at check time
+        import sysconfig  # a venv's or conda's own headers
+
+        return file_key(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
+    if kind == "env":
+        return sorted(_relevant_env().items())
+    raise ValueError(f"a fact declares an unknown fingerprint reader {reader!r}")
 
 
 def _kb_version() -> str:

@@ -10,8 +10,17 @@ from inductor_doctor.probe.host import host_info
 
 
 def environment_of(facts: Any) -> Dict[str, Any]:
-    """A report's `environment`: the facts, and the host that gathered them."""
+    """A report's `environment`: the facts, the const_data_ptr ABI verdict the knowledge base
+    reaches on the ABI facts (first in `abi`, as `status` and `reason`), and the host."""
+    from inductor_doctor.kb.const_data_ptr_abi import judge
+
     env = facts.to_dict()
+    abi = env.get("abi")
+    if isinstance(abi, dict):
+        status, reason = judge(facts.abi)
+        for fact in ("stage", "error"):  # what the verdict is made of; the report states the verdict
+            abi.pop(fact, None)
+        env["abi"] = {"status": status.value if status else None, "reason": reason, **abi}
     env["host"] = host_info()
     return env
 

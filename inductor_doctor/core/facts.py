@@ -11,46 +11,49 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
+from inductor_doctor.core.declare import fact
+
 
 @dataclass
 class PythonInfo:
     executable: str
-    version: str  # e.g. "3.11.7"
+    version: str = fact(merge="python")  # e.g. "3.11.7"
     implementation: str = "cpython"
     abiflags: str = ""  # "t" for free-threaded builds
     include_dir: Optional[str] = None
     has_python_h: Optional[bool] = None
     platform: str = ""  # sys.platform of the target interpreter
     machine: str = ""
-    glibc: Optional[str] = None
+    glibc: Optional[str] = fact(None, merge="glibc")
     libstdcxx_path: Optional[str] = None
-    libstdcxx_glibcxx_max: Optional[str] = None  # e.g. "3.4.30"
+    libstdcxx_glibcxx_max: Optional[str] = fact(None, merge="libstdc++ GLIBCXX")  # e.g. "3.4.30"
     libstdcxx_cxxabi_max: Optional[str] = None  # e.g. "1.3.13"
     site_packages: List[str] = field(default_factory=list)
     error: Optional[str] = None  # set when the target interpreter could not be queried at all
     prefix: Optional[str] = None  # sys.prefix (the venv or conda env)
     base_prefix: Optional[str] = None
     gil_disabled: Optional[bool] = None
-    notes: List[str] = field(default_factory=list)
+    notes: List[str] = fact(default_factory=list, key=False)
 
 
 @dataclass
 class TorchInfo:
-    version: Optional[str] = None  # public version, e.g. "2.13.0+cpu"
+    version: Optional[str] = fact(None, merge="torch")  # public version, e.g. "2.13.0+cpu"
     path: Optional[str] = None  # the torch package directory
-    cuda: Optional[str] = None  # CUDA version torch was built with, None for CPU builds
-    hip: Optional[str] = None
-    git_version: Optional[str] = None
-    cxx11_abi: Optional[bool] = None
+    #: The CUDA version torch was built with, None for CPU builds.
+    cuda: Optional[str] = fact(None, merge="torch CUDA")
+    hip: Optional[str] = fact(None, merge="torch HIP")
+    git_version: Optional[str] = fact(None, merge="torch git")
+    cxx11_abi: Optional[bool] = fact(None, merge="torch C++11 ABI")
     built_with: Optional[str] = None  # e.g. "GCC 13.3" (from libtorch's .comment section)
     include_dir: Optional[str] = None
     lib_dir: Optional[str] = None
     libtorch_cpu: Optional[str] = None
     triton_pin: Optional[str] = None  # requirement torch's metadata pins, e.g. "==3.6.0"
     triton_requirement: Optional[str] = None  # the whole Requires-Dist line, markers included
-    import_ok: Optional[bool] = None  # filled by the live probe
-    import_error: Optional[str] = None
-    notes: List[str] = field(default_factory=list)
+    import_ok: Optional[bool] = fact(None, cost="live")
+    import_error: Optional[str] = fact(None, cost="live")
+    notes: List[str] = fact(default_factory=list, key=False)
     # --- GPU/CUDA catalog (torch-gpu-arch-missing) ---
     #: `torch.cuda.get_arch_list()`, e.g. ["sm_80", "sm_90", "compute_90"]; None: unknown.
     cuda_arch_list: Optional[List[str]] = None
@@ -59,14 +62,14 @@ class TorchInfo:
 
 @dataclass
 class TritonInfo:
-    version: Optional[str] = None
+    version: Optional[str] = fact(None, merge="triton")
     path: Optional[str] = None
     distribution: Optional[str] = None  # "triton", "pytorch-triton", "triton-windows", ...
     bundled_ptxas: Optional[str] = None
     bundled_ptxas_version: Optional[str] = None
-    import_ok: Optional[bool] = None  # filled by the live probe
-    import_error: Optional[str] = None
-    notes: List[str] = field(default_factory=list)
+    import_ok: Optional[bool] = fact(None, cost="live")
+    import_error: Optional[str] = fact(None, cost="live")
+    notes: List[str] = fact(default_factory=list, key=False)
     #: The installed distribution's own `triton` directory, when `import triton` finds another copy
     #: first (`path`: a stale tree on PYTHONPATH, say); None when the import is the installed one.
     shadowed_install: Optional[str] = None
@@ -81,18 +84,18 @@ class GPUInfo:
     sm: Optional[str] = None  # compute capability as "9.0"
     memory_mib: Optional[int] = None
     #: What nvidia-smi says is free and used now (other processes' memory); never part of a key.
-    memory_free_mib: Optional[int] = None
-    memory_used_mib: Optional[int] = None
-    sm_count: Optional[int] = None  # multiprocessors; known from the live probe
+    memory_free_mib: Optional[int] = fact(None, key=False)
+    memory_used_mib: Optional[int] = fact(None, key=False)
+    sm_count: Optional[int] = fact(None, cost="live")  # multiprocessors
     uuid: Optional[str] = None
-    big_gpu: Optional[bool] = None  # torch._inductor.utils.is_big_gpu, from the live probe
+    big_gpu: Optional[bool] = fact(None, cost="live")  # torch._inductor.utils.is_big_gpu, from the live probe
     # --- GPU/CUDA catalog (cuda-devices-hidden, triton-shared-memory) ---
     #: nvidia-smi's index of this GPU; `index` is torch's (after CUDA_VISIBLE_DEVICES).
     driver_index: Optional[int] = None
     mig: Optional[str] = None  # the MIG device's UUID when CUDA_VISIBLE_DEVICES names a MIG instance
     #: Shared memory one block may opt in to, in bytes (what Triton's OutOfResources calls the
     #: "Hardware limit"); live probe: `get_device_properties(i).shared_memory_per_block_optin`.
-    smem_per_block_optin: Optional[int] = None
+    smem_per_block_optin: Optional[int] = fact(None, cost="live")
 
     @property
     def device(self) -> str:
@@ -125,8 +128,8 @@ class CudaLibInfo:
     needed_by: Optional[str] = None  # the library whose dependency it resolves
     missing_symbols: List[str] = field(default_factory=list)  # what needed_by imports and it lacks
     same_build: Optional[bool] = None  # resolved is byte-for-byte the wheel's file (size + head)
-    loaded: Optional[str] = None  # live: the file actually mapped
-    loaded_same_build: Optional[bool] = None  # live: that file is the wheel's build
+    loaded: Optional[str] = fact(None, cost="live")  # the file actually mapped
+    loaded_same_build: Optional[bool] = fact(None, cost="live")  # that file is the wheel's build
 
 
 @dataclass
@@ -144,25 +147,28 @@ class CudaToolkitInfo:
     nvcc_on_path: Optional[str] = None
     nvcc_version: Optional[str] = None  # "12.4"
     cuda_runtime_h: Optional[str] = None  # CUDA_HOME/include/cuda_runtime.h when present
-    notes: List[str] = field(default_factory=list)
+    notes: List[str] = fact(default_factory=list, key=False)
 
 
 @dataclass
 class CudaInfo:
-    driver_version: Optional[str] = None  # e.g. "580.159.03"
-    driver_cuda_version: Optional[str] = None  # highest CUDA the driver supports, e.g. "13.0"
-    runtime_version: Optional[str] = None  # cudart torch loads (live) or ships (static)
+    driver_version: Optional[str] = fact(None, merge="driver")  # e.g. "580.159.03"
+    #: The highest CUDA the driver supports, e.g. "13.0".
+    driver_cuda_version: Optional[str] = fact(None, merge="driver CUDA")
+    #: The cudart torch loads (live) or ships (static).
+    runtime_version: Optional[str] = fact(None, merge="CUDA runtime")
     ptxas_path: Optional[str] = None
-    ptxas_version: Optional[str] = None
+    ptxas_version: Optional[str] = fact(None, merge="ptxas")
     libcuda_paths: List[str] = field(default_factory=list)  # what a loader search finds
     libcuda_so_unversioned: Optional[bool] = None  # is a plain libcuda.so findable (Triton links it)
     #: What the loader cache lists for libcuda.so.1 but is not there (or is no ELF file): a stale
     #: cache, a hidden directory. Triton searches those directories, and stops there.
     libcuda_missing: List[str] = field(default_factory=list)
-    gpus: List[GPUInfo] = field(default_factory=list)
-    cudnn_version: Optional[str] = None  # the cuDNN torch loads (live probe)
+    gpus: List[GPUInfo] = fact(default_factory=list, required=True)
+    #: The cuDNN torch loads.
+    cudnn_version: Optional[str] = fact(None, cost="live", merge="cuDNN", order=2.5)
     nvidia_smi: Optional[str] = None  # path of the nvidia-smi that answered
-    notes: List[str] = field(default_factory=list)
+    notes: List[str] = fact(default_factory=list, key=False)
     ptxas_binaries: List[PtxasInfo] = field(default_factory=list)  # every ptxas Triton may run, asked
     # --- GPU/CUDA catalog (cuda-devices-hidden, cuda-driver-too-old, cuda-libs-shadowed) ---
     #: Every GPU the driver lists, in nvidia-smi's order (PCI bus order), whatever is visible.
@@ -174,9 +180,9 @@ class CudaInfo:
     visibility: List[str] = field(default_factory=list)
     visibility_resolved: Optional[bool] = None  # False: entries the probe could not match (MIG)
     local_rank: Optional[str] = None  # LOCAL_RANK as set (torchrun, accelerate, deepspeed)
-    torch_device_count: Optional[int] = None  # live: torch.cuda.device_count()
-    driver_sufficient: Optional[bool] = None  # live: torch._C._cuda_isDriverSufficient()
-    driver_api_version: Optional[int] = None  # live: cuDriverGetVersion as torch reports it (12020)
+    torch_device_count: Optional[int] = fact(None, cost="live")  # torch.cuda.device_count()
+    driver_sufficient: Optional[bool] = fact(None, cost="live")  # torch._C._cuda_isDriverSufficient()
+    driver_api_version: Optional[int] = fact(None, cost="live")  # cuDriverGetVersion as torch reports it
     libs: List[CudaLibInfo] = field(default_factory=list)  # the CUDA libraries torch's wheels ship
     visible_count: Optional[int] = None  # GPUs CUDA_VISIBLE_DEVICES leaves (before the live probe's say)
 
@@ -186,16 +192,16 @@ class CompilerInfo:
     """A C or C++ compiler, as the compiler itself answers."""
 
     command: Optional[str] = None  # as configured (CXX, cpp.cxx, or the default search)
-    path: Optional[str] = None
+    path: Optional[str] = fact(None, merge="{}")
     kind: Optional[str] = None  # gcc | clang | apple-clang | msvc | other
-    version: Optional[str] = None
+    version: Optional[str] = fact(None, merge="{} version")
     works: Optional[bool] = None  # compiled a trivial program
     openmp: Optional[bool] = None  # `#include <omp.h>` compiles with -fopenmp
     python_h: Optional[bool] = None  # `#include <Python.h>` compiles with the target's include dir
     error: Optional[str] = None
     version_line: Optional[str] = None  # the first line of `--version`
     chosen_by: Optional[str] = None  # why this one: "CXX", "default search", ...
-    notes: List[str] = field(default_factory=list)
+    notes: List[str] = fact(default_factory=list, key=False)
     openmp_error: Optional[str] = None  # the compiler's first error line for `#include <omp.h>`
     python_h_error: Optional[str] = None  # the same for `#include <Python.h>`
     does_not_run: List[str] = field(default_factory=list)  # found on PATH, but `--version` failed or hung
@@ -210,29 +216,34 @@ class CompilerInfo:
 
 @dataclass
 class AbiInfo:
-    """The const_data_ptr ABI check: what the compiler references vs what libtorch exports."""
+    """The const_data_ptr ABI probe: what the compiler references vs what libtorch exports. The
+    verdict is the knowledge base's (kb/const_data_ptr_abi.py), never the probe's."""
 
-    status: Optional[str] = None  # a Status value
-    reason: str = ""
+    #: How far the probe got: None (it did not run), "pending" (it runs beside the canaries),
+    #: "no-torch", "no-headers" (torch ships no TensorBase.h), "no-library" (no libtorch_cpu.so),
+    #: "no-compiler", "timed-out", "not-compiled", "failed" (`error` says why each stopped short),
+    #: "compared" (`referenced` and `missing` are known).
+    stage: Optional[str] = None
+    error: Optional[str] = None
     compiler: Optional[str] = None
     flags: List[str] = field(default_factory=list)
     referenced: List[str] = field(default_factory=list)
     missing: List[str] = field(default_factory=list)
     exported_spelling: Optional[str] = None
-    duration_s: float = 0.0
+    duration_s: float = fact(0.0, key=False)
     compiler_path: Optional[str] = None
     compiler_version: Optional[str] = None  # e.g. "clang 19.1.7"
     library: Optional[str] = None  # the libtorch_cpu.so looked up
     torch_version: Optional[str] = None
-    cached: bool = False  # the same compiler, flags, headers and library were checked before
+    cached: bool = fact(False, key=False)  # the same compiler, flags, headers and library were checked before
 
 
 @dataclass
 class XlaInfo:
-    version: Optional[str] = None
+    version: Optional[str] = fact(None, merge="torch_xla")
     path: Optional[str] = None
     pjrt_device: Optional[str] = None
-    notes: List[str] = field(default_factory=list)
+    notes: List[str] = fact(default_factory=list, key=False)
 
 
 @dataclass
@@ -260,7 +271,7 @@ class CacheDirInfo:
     mount_options: List[str] = field(default_factory=list)  # e.g. ["rw", "noexec"]
     error: Optional[str] = None
     # What is in it (compile-cache-stale): never part of a canary's key, it changes with every compile.
-    cache_scan: Optional[CacheScan] = None
+    cache_scan: Optional[CacheScan] = fact(None, key=False)
 
 
 @dataclass
@@ -271,21 +282,23 @@ class ShmInfo:
     where `/dev/shm` is missing, read-only, not writable by this user, or full (space or inodes).
     """
 
-    path: str = "/dev/shm"
-    exists: Optional[bool] = None
-    writable: Optional[bool] = None  # by this user, a read-only mount included
+    CLOSED = True  # its JSON holds these keys and no others
+
+    path: str = fact("/dev/shm", required=True)
+    exists: Optional[bool] = fact(None, required=True)
+    writable: Optional[bool] = fact(None, required=True)  # by this user, a read-only mount included
     read_only: Optional[bool] = None  # mounted read-only (its options, or the kernel's ST_RDONLY)
     mount_point: Optional[str] = None
     fs_type: Optional[str] = None
     mount_options: List[str] = field(default_factory=list)  # e.g. ["rw", "nosuid", "nodev", "noexec"]
-    size_bytes: Optional[int] = None  # None: unknown, or a tmpfs without a size limit
+    size_bytes: Optional[int] = fact(None, schema={"minimum": 0})  # None: unknown, or a tmpfs without a limit
     #: What is left; never part of a canary's key (it changes with every DataLoader batch).
-    free_bytes: Optional[int] = None
-    free_inodes: Optional[int] = None  # None: unknown, or no inode limit
+    free_bytes: Optional[int] = fact(None, key=False, schema={"minimum": 0})
+    free_inodes: Optional[int] = fact(None, key=False, schema={"minimum": 0})  # None: unknown, or no limit
     full: Optional[bool] = None  # too little space or too few inodes left for a pool's semaphores
     #: CPUs this process may run on: Inductor's default number of compile workers is min(32, cpus),
     #: and with one CPU it starts no pool at all.
-    cpus: Optional[int] = None
+    cpus: Optional[int] = fact(None, schema={"minimum": 1})
     error: Optional[str] = None  # why it cannot hold a semaphore, or why it could not be read
 
 
@@ -294,7 +307,7 @@ class CacheInfo:
     """Inductor's and Triton's code caches, and /dev/shm that its compile workers need (probe/caches.py)."""
 
     dirs: List[CacheDirInfo] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
+    notes: List[str] = fact(default_factory=list, key=False)
     shm: Optional[ShmInfo] = None  # None: not probed (not Linux, or facts from an older doctor)
 
 
@@ -324,27 +337,42 @@ class CompileSettingsInfo:
 
     found: List[BypassSetting] = field(default_factory=list)
     startup: List[StartupLine] = field(default_factory=list)
-    notes: List[str] = field(default_factory=list)
+    notes: List[str] = fact(default_factory=list, key=False)
 
 
 @dataclass
 class Facts:
-    python: PythonInfo
-    torch: Optional[TorchInfo] = None  # None: torch is not installed for the target interpreter
-    triton: Optional[TritonInfo] = None
-    cuda: CudaInfo = field(default_factory=CudaInfo)
-    cxx: CompilerInfo = field(default_factory=CompilerInfo)  # what Inductor's C++ backend uses
-    cc: CompilerInfo = field(default_factory=CompilerInfo)  # what Triton builds its launcher with
-    abi: AbiInfo = field(default_factory=AbiInfo)
-    xla: Optional[XlaInfo] = None
-    packages: Dict[str, str] = field(default_factory=dict)  # distribution name -> version
-    env: Dict[str, str] = field(default_factory=dict)  # the relevant environment variables
-    live: Optional[Dict[str, Any]] = None  # what the live probe returned, raw
-    caches: Optional[CacheInfo] = None  # None: not probed (kb/cache_dir_*.py then look themselves)
-    duration_s: float = 0.0
+    """Every fact a rule reads, one section per component. Each section (and each field that differs
+    from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
+    `STEP`), what it costs, whether it is in a canary's key, its merge label and how preflight reads
+    it without running anything (`core/declare.py`)."""
+
+    python: PythonInfo = fact(probe="python", required=True, quick="python_h")
+    #: None: torch is not installed for the target interpreter.
+    torch: Optional[TorchInfo] = fact(None, probe="torch", required=True, quick="package:torch")
+    triton: Optional[TritonInfo] = fact(None, probe="triton", required=True, quick="package:triton")
+    cuda: CudaInfo = fact(default_factory=CudaInfo, probe="cuda", required=True,
+                          quick="file:/proc/driver/nvidia/version")
+    #: What Inductor's C++ backend uses.
+    cxx: CompilerInfo = fact(default_factory=CompilerInfo, probe="cxx", required=True,
+                             merge="C++ compiler", quick="compiler")
+    #: What Triton builds its launcher with.
+    cc: CompilerInfo = fact(default_factory=CompilerInfo, probe="cc", required=True,
+                            merge="C compiler", quick="compiler")
+    abi: AbiInfo = fact(default_factory=AbiInfo, probe="abi", cost="compile", required=True)
+    xla: Optional[XlaInfo] = fact(None, probe="xla", required=True, order=2.5, quick="package:torch_xla")
+    #: Distribution name -> version.
+    packages: Dict[str, str] = fact(default_factory=dict, probe="packages")
+    #: The relevant environment variables (core/envvars.py).
+    env: Dict[str, str] = fact(default_factory=dict, probe="env", quick="env")
+    #: What the live probe returned, raw.
+    live: Optional[Dict[str, Any]] = fact(None, probe="live", cost="live", key=False)
+    #: None: not probed (kb/cache_dir_*.py then look themselves).
+    caches: Optional[CacheInfo] = fact(None, probe="caches")
+    duration_s: float = fact(0.0, key=False)
     # --- GPU/CUDA catalog (cuda-toolkit-missing) ---
-    toolkit: Optional[CudaToolkitInfo] = None  # None: not probed
-    compile_settings: Optional[CompileSettingsInfo] = None  # None: not probed
+    toolkit: Optional[CudaToolkitInfo] = fact(None, probe="toolkit")  # None: not probed
+    compile_settings: Optional[CompileSettingsInfo] = fact(None, probe="compile_settings")  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.core import hostlist
+from inductor_doctor.core.declare import merge_fields
+from inductor_doctor.core.facts import Facts
 from inductor_doctor.core.model import Finding, Status, UsageError, summarize
 
 CHECK_SCHEMA = "inductor-doctor/check/v1"
@@ -23,29 +25,13 @@ MERGE_SCHEMA = "inductor-doctor/merge/v1"
 STATUS_VALUES = {s.value for s in Status}
 WORST_FIRST = ["affected", "likely", "inconclusive", "ok", "not-applicable"]
 
-#: Probe fields compared across reports: (label, path in the report).
+#: Probe fields compared across reports: (label, path in the report). The facts' own come from their
+#: declarations (`merge=` in `core/facts.py`); the rest are the report's: which doctor made it, the
+#: const_data_ptr ABI verdict the report states beside the facts, and the host.
 FIELDS: Tuple[Tuple[str, str], ...] = (
     ("doctor", "tool_version"),
     ("knowledge base", "kb_version"),
-    ("python", "environment.python.version"),
-    ("glibc", "environment.python.glibc"),
-    ("libstdc++ GLIBCXX", "environment.python.libstdcxx_glibcxx_max"),
-    ("torch", "environment.torch.version"),
-    ("torch CUDA", "environment.torch.cuda"),
-    ("torch HIP", "environment.torch.hip"),
-    ("torch git", "environment.torch.git_version"),
-    ("torch C++11 ABI", "environment.torch.cxx11_abi"),
-    ("triton", "environment.triton.version"),
-    ("torch_xla", "environment.xla.version"),
-    ("driver", "environment.cuda.driver_version"),
-    ("driver CUDA", "environment.cuda.driver_cuda_version"),
-    ("CUDA runtime", "environment.cuda.runtime_version"),
-    ("cuDNN", "environment.cuda.cudnn_version"),
-    ("ptxas", "environment.cuda.ptxas_version"),
-    ("C++ compiler", "environment.cxx.path"),
-    ("C++ compiler version", "environment.cxx.version"),
-    ("C compiler", "environment.cc.path"),
-    ("C compiler version", "environment.cc.version"),
+    *merge_fields(Facts),
     ("const_data_ptr ABI", "environment.abi.status"),
     ("os", "environment.host.os"),
     ("kernel", "environment.host.kernel"),

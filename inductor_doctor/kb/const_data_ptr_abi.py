@@ -2,19 +2,20 @@
 
 The evidence is gathered by `inductor_doctor.probe.abi` (a one-line TU compiled with the user's
 compiler and flags, its undefined symbols looked up in libtorch_cpu.so), so the rule only reads
-`facts.abi`: it is conclusive either way, per compiler, and needs no torch import and no canary.
+`facts.abi` and decides (`judge`): it is conclusive either way, per compiler, and needs no torch
+import and no canary.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._builtin import issue_data
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.facts import AbiInfo, Facts
     from inductor_doctor.core.plan_input import PlanInput
 
 #: torch releases whose `ATen/core/TensorBase.h` declares `const_data_ptr<T>` with an `enable_if`
@@ -29,15 +30,12 @@ _ABI_COMPAT = re.compile(r"^-fclang-abi-compat=(\d+)")
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
-    """The verdict the ABI probe reached, as the toolchain finding."""
+    """The verdict on what the ABI probe found, as the toolchain finding."""
     abi = facts.abi
-    if abi.status is None:
+    status, reason = judge(abi)
+    if status is None:
         return [RuleOutcome(Status.INCONCLUSIVE, "the const_data_ptr ABI probe did not run",
                             Basis.STATIC, device="toolchain")]
-    try:
-        status = Status(abi.status)
-    except ValueError:
-        status = Status.INCONCLUSIVE
     details = {
         "compiler": abi.compiler,
         "compiler_version": abi.compiler_version,
@@ -47,12 +45,62 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         "exported_spelling": abi.exported_spelling,
         "library": abi.library,
     }
-    reason = abi.reason or f"const_data_ptr ABI probe: {status.value}"
     if status is Status.AFFECTED and "-fclang-abi-compat" in facts.env.get("CXXFLAGS", "") \
             and "-fclang-abi-compat" not in facts.env.get("CFLAGS", ""):
         reason += ("; CXXFLAGS holds -fclang-abi-compat, but an extension build passes CXXFLAGS to the "
                    "linker only: put it in CFLAGS")
     return [RuleOutcome(status, reason, Basis.STATIC, device="toolchain", details=details)]
+
+
+#: Where the probe stopped short: the verdict, and the reason (`{error}`: what the probe saw,
+#: `{who}`: the compiler and its flags, `{torch}`: torch's version).
+_STOPPED = {
+    "pending": (Status.INCONCLUSIVE, "the ABI compile is still running"),
+    "no-torch": (Status.NOT_APPLICABLE, "torch is not installed for this interpreter"),
+    "no-headers": (Status.NOT_APPLICABLE,
+                   "torch {torch} ships no C++ headers ({header}): no extension builds against it"),
+    "no-library": (Status.INCONCLUSIVE, "torch has headers but no libtorch_cpu.so to look the symbol up in"),
+    "no-compiler": (Status.INCONCLUSIVE, "no C++ compiler: {error}"),
+    "timed-out": (Status.INCONCLUSIVE, "{who}: {error}"),
+    "not-compiled": (Status.INCONCLUSIVE, "{who} cannot compile the probe: {error}"),
+    "failed": (Status.INCONCLUSIVE, "{error}"),
+}
+
+
+def judge(abi: AbiInfo) -> Tuple[Optional[Status], str]:
+    """The verdict on the ABI probe's facts and its reason; (None, "") when the probe did not run.
+    A report states it beside the facts (`environment.abi.status` and `reason`)."""
+    from inductor_doctor.probe.abi import EXPECTED_SPELLINGS, HEADER
+
+    if abi.stage is None:
+        return None, ""
+    if abi.stage != "compared":
+        status, text = _STOPPED.get(abi.stage, (Status.INCONCLUSIVE, "{error}"))
+        return status, text.format(error=abi.error or f"the ABI probe stopped at {abi.stage}",
+                                   who=_describe(abi), torch=abi.torch_version or "", header=HEADER)
+    torch_name = f"libtorch_cpu.so (torch {abi.torch_version})" if abi.torch_version else "libtorch_cpu.so"
+    if not abi.referenced:
+        return Status.OK, f"{_describe(abi)} references no const_data_ptr symbol (nothing to mismatch)"
+    if not abi.missing:
+        return Status.OK, f"{_describe(abi)} references {abi.referenced[0]}, which {torch_name} exports"
+    exported = (
+        f"it exports {abi.exported_spelling}"
+        if abi.exported_spelling
+        else "it exports neither GCC spelling " + " nor ".join(EXPECTED_SPELLINGS)
+    )
+    hint = ""
+    if "Tn" in abi.missing[0] and (abi.compiler_version or "").startswith("clang"):
+        hint = " (clang >= 18 mangling; -fclang-abi-compat=17 or g++ avoids it)"
+    return Status.AFFECTED, (f"{_describe(abi)} references {abi.missing[0]}, which {torch_name} does not "
+                             f"export; {exported}{hint}")
+
+
+def _describe(abi: AbiInfo) -> str:
+    """The compiler and the flags the probe compiled with, as the reasons name them."""
+    who = abi.compiler or "?"
+    if abi.compiler_version:
+        who += f" ({abi.compiler_version})"
+    return f"{who} with {' '.join(abi.flags)}"
 
 
 def _abi_compat(flags: Sequence[str]) -> Optional[int]:

@@ -4,23 +4,30 @@
 files, ELF notes and symbols, the compilers' own answers and the driver's files; with `live`, one
 short subprocess of the target interpreter adds what only a live torch knows.
 
-The probes are independent subprocesses and file reads, so they run on threads: the target
+The probes are a plan (`plan()`): each step declares what it needs and produces one answer, and
+`run_plan` starts each as soon as its needs are known, side by side on threads: the target
 interpreter's self-description and the driver query start at once, then the compiler tests, the
-const_data_ptr ABI compile and the ptxas query run side by side. The wall time is about that of
-the slowest (the ABI compile, ~1 s), not the sum. In `check`, the ABI compile runs beside the
-canaries instead, with the live probe (`LiveProbe`): no canary needs it.
+const_data_ptr ABI compile and the ptxas query. The wall time is about that of the slowest (the
+ABI compile, ~1 s), not the sum. The answers become one `Facts`, which nothing mutates afterwards.
+
+The late facts are a second, explicit stage: `LiveProbe.finish(facts)` returns a new `Facts` with
+the live answer and, in `check`, the ABI compile, which runs beside the canaries instead (no canary
+needs it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Optional, TypeVar
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from inductor_doctor.core.codes import own_bug
+from inductor_doctor.core.declare import declared
 from inductor_doctor.core.envvars import relevant_env
 from inductor_doctor.core.facts import (
     AbiInfo,
@@ -28,6 +35,8 @@ from inductor_doctor.core.facts import (
     CudaInfo,
     Facts,
     PythonInfo,
+    TorchInfo,
+    TritonInfo,
 )
 
 __all__ = ["gather", "relevant_env", "Facts"]
@@ -35,8 +44,6 @@ __all__ = ["gather", "relevant_env", "Facts"]
 T = TypeVar("T")
 
 PROBE_TIMEOUT_S = 30.0
-#: facts.abi until a deferred ABI compile is folded in (LiveProbe.defer_abi).
-PENDING_ABI = "the ABI compile is still running"
 
 
 def _result(fut: Future[T], fallback: Callable[[str], T], notes: List[str], what: str) -> T:
@@ -99,8 +106,9 @@ class LiveProbe:
                 self.cancel.set()
         return self._kept is not None
 
-    def finish(self, facts: Facts) -> None:
-        """Fold the answer into `facts` (a kept one, or the fresh one)."""
+    def finish(self, facts: Facts) -> Facts:
+        """The whole facts: a NEW snapshot with the live answer (a kept one, or the fresh one) and
+        the deferred ABI compile in it; `facts` itself is left as it was."""
         from inductor_doctor.probe import _diskcache
         from inductor_doctor.probe import live as live_probe
 
@@ -112,11 +120,13 @@ class LiveProbe:
             answer = _result(self._future, lambda m: {"probe_error": m}, notes, "live")
             if live_probe.complete(answer):
                 _diskcache.put("live", key, answer)
+        abi = facts.abi
         if self._abi is not None:
-            facts.abi = _result(self._abi, lambda m: AbiInfo(status="inconclusive", reason=m), notes, "ABI")
+            abi = _result(self._abi, lambda m: AbiInfo(stage="failed", error=m), notes, "ABI")
         self._pool.shutdown(wait=True)
-        live_probe.merge(facts, answer)
-        facts.python.notes.extend(notes)
+        whole = live_probe.merged(replace(facts, abi=abi), answer)
+        whole.python.notes.extend(notes)
+        return whole
 
     def stop(self) -> None:
         """Give up on it (an interrupt): the subprocess is killed, the thread ends within a grace."""
@@ -124,22 +134,42 @@ class LiveProbe:
         self._pool.shutdown(wait=True)
 
 
-def gather(
-    python: Optional[str] = None,
-    live: bool = False,
-    timeout_s: float = 60.0,
-    use_cache: Optional[bool] = None,
-    live_probe: Optional[LiveProbe] = None,
-) -> Facts:
-    """Every fact the checks read. Never raises for a sick environment: gaps are recorded.
+# --- the plan: each probe, what it needs and what it produces ---------------------------------------
 
-    `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
-    same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
-    With `live`, the live facts are folded in; a caller that wants to overlap them with other work
-    passes its own started `LiveProbe` instead and calls `finish(facts)` itself.
+
+@dataclass(frozen=True)
+class Step:
+    """One probe in the plan: `run` gets the answers it `needs` (by name) and produces `name`.
+
+    `fallback(message, answers)` is its answer when it raised (a doctor bug, noted, never fatal),
+    from the message and the answers known so far; `what` names it in that note.
     """
+
+    name: str
+    needs: Tuple[str, ...]
+    run: Callable[..., Any]
+    fallback: Callable[[str, Dict[str, Any]], Any] = lambda m, known: None
+    what: str = ""
+
+
+def _cuda_static(toolkit_cuda: CudaInfo, pkgs: Dict[str, str], torch_info: Optional[TorchInfo],
+                 catalog: Any, env: Dict[str, str]) -> Tuple[CudaInfo, Optional[TorchInfo]]:
+    """The driver's and toolkit's answers with the GPUs torch will see, and torch with its arch
+    list: new sections, the probes' own answers untouched (another probe may still read them)."""
+    from inductor_doctor.probe import gpu_catalog
+
+    runtime = _runtime_hint(pkgs, torch_info.cuda if torch_info else None)
+    cuda_info = replace(toolkit_cuda, runtime_version=runtime)
+    return gpu_catalog.fold(cuda_info, torch_info, catalog, env)
+
+
+def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
+    """Every static probe, declared with what it needs: `python`, `environ` (os.environ) and `step`
+    (a probe's time budget) are given, the rest are other steps' answers; a section of the facts is
+    the answer of the step its declaration names (`probe=` in `core/facts.py`). With a `live_probe`,
+    the ABI compile is deferred to it (it runs beside the canaries) and the first facts say it is
+    pending."""
     from inductor_doctor.probe import (
-        _diskcache,
         abi,
         caches,
         compile_settings,
@@ -151,77 +181,144 @@ def gather(
         target,
         torch_build,
     )
+
+    def abi_now(torch_info: Optional[TorchInfo], env: Dict[str, str]) -> AbiInfo:
+        if live_probe is None:
+            return abi.check(torch_info, env)
+        live_probe.defer_abi(lambda: abi.check(torch_info, env))
+        return AbiInfo(stage="pending")
+
+    def bundled(triton: Optional[TritonInfo]) -> Optional[TritonInfo]:
+        if triton is None or not triton.bundled_ptxas:
+            return triton
+        return replace(triton, bundled_ptxas_version=cuda.ptxas_version(triton.bundled_ptxas)[0])
+
+    return (
+        Step("target", ("python", "step"), target.query, lambda m, known: {"error": m}, "target"),
+        Step("driver", ("environ",), cuda.driver_info, lambda m, known: CudaInfo(notes=[m]), "driver"),
+        Step("caches", ("environ",), caches.gather_caches, what="cache directories"),
+        Step("env", ("environ",), relevant_env),
+        Step("packages", ("target",), packages.packages, lambda m, known: {}, "packages"),
+        Step("python", ("python", "target"), packages.python_info,
+             lambda m, known: PythonInfo(executable=known["python"], version="unknown", error=m), "python"),
+        Step("torch_files", ("target", "packages"), torch_build.torch_info, what="torch"),
+        Step("triton_installed", ("target", "packages"), packages.triton_info),
+        Step("xla", ("target", "packages"), packages.xla_info),
+        Step("gpu_catalog", ("torch_files", "target", "environ"), gpu_catalog.static_facts,
+             lambda m, known: gpu_catalog.Static(), "GPU/CUDA catalog"),
+        Step("toolkit", ("gpu_catalog",), lambda static: static.toolkit),
+        Step("abi", ("torch_files", "environ"), abi_now, lambda m, known: AbiInfo(stage="failed", error=m),
+             "ABI"),
+        Step("cxx", ("target", "environ", "step"), lambda t, env, step: compiler.inductor_cxx(
+            t.get("include_dir"), env, step), lambda m, known: CompilerInfo(error=m), "C++ compiler"),
+        Step("cc", ("target", "environ", "step"), lambda t, env, step: compiler.triton_cc_info(
+            t.get("include_dir"), env, step), lambda m, known: CompilerInfo(error=m), "C compiler"),
+        Step("triton", ("triton_installed",), bundled, lambda m, known: known["triton_installed"], "ptxas"),
+        Step("toolkit_cuda", ("driver", "environ", "target", "triton_installed"),
+             lambda info, env, t, tr: cuda.toolkit_info(info, env, str(t.get("machine") or ""),
+                                                        tr.bundled_ptxas if tr else None),
+             lambda m, known: known["driver"], "CUDA toolkit"),
+        Step("compile_settings", ("torch_files", "environ", "target"),
+             lambda torch_info, env, t: compile_settings.gather(
+                 torch_info.path if torch_info else None, env, t),
+             what="compile settings"),
+        Step("catalog", ("toolkit_cuda", "packages", "torch_files", "gpu_catalog", "environ"), _cuda_static,
+             lambda m, known: (known["toolkit_cuda"], known["torch_files"]), "GPU/CUDA catalog"),
+        Step("torch", ("catalog",), lambda catalog: catalog[1]),
+        # Every ptxas Triton may run, asked about the GPUs torch will see.
+        Step("ptxas_binaries", ("triton", "environ", "catalog"),
+             lambda tr, env, catalog: ptxas.gather(tr, env, catalog[0].gpus), lambda m, known: [],
+             "Triton's ptxas"),
+        Step("cuda", ("catalog", "ptxas_binaries"),
+             lambda catalog, found: replace(catalog[0], ptxas_binaries=found),
+             lambda m, known: known["catalog"][0]),
+        *contributed(),
+    )
+
+
+def contributed() -> Tuple[Step, ...]:
+    """The steps probe modules declare themselves (a line `STEP = Step(...)` in `probe/<name>.py`):
+    a new fact's probe joins the plan without a line here. Only the modules that declare one are
+    imported (the others load when a step needs them, as before)."""
+    import importlib
+
+    folder = os.path.dirname(os.path.abspath(__file__))
+    out = []
+    for entry in sorted(os.listdir(folder)):
+        if not entry.endswith(".py") or entry.startswith("_") or entry == "command.py":
+            continue
+        try:
+            with open(os.path.join(folder, entry), encoding="utf-8") as f:
+                declares = any(line.startswith("STEP = ") for line in f)
+        except OSError:
+            continue
+        if declares:
+            step = getattr(importlib.import_module(f"{__name__}.{entry[:-3]}"), "STEP", None)
+            if isinstance(step, Step):
+                out.append(step)
+    return tuple(out)
+
+
+def run_plan(steps: Sequence[Step], given: Dict[str, Any],
+             workers: int = 8) -> Tuple[Dict[str, Any], List[str]]:
+    """Every step, each as soon as what it needs is known, side by side on threads: (the answers,
+    the notes of the steps that failed, in the plan's order)."""
+    answers = dict(given)
+    failed: Dict[str, str] = {}
+    todo = list(steps)
+    running: Dict[Future[Any], Step] = {}
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="indoc-probe") as ex:
+        while todo or running:
+            for step in [s for s in todo if all(n in answers for n in s.needs)]:
+                todo.remove(step)
+                running[ex.submit(step.run, *(answers[n] for n in step.needs))] = step
+            if not running:
+                raise ValueError(f"probe steps with needs nothing produces: {[s.name for s in todo]}")
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                step = running.pop(fut)
+                notes: List[str] = []
+                answers[step.name] = _result(fut, lambda m, step=step: step.fallback(m, answers), notes,
+                                             step.what or step.name)
+                if notes:
+                    failed[step.name] = notes[0]
+    return answers, [failed[s.name] for s in steps if s.name in failed]
+
+
+def gather(
+    python: Optional[str] = None,
+    live: bool = False,
+    timeout_s: float = 60.0,
+    use_cache: Optional[bool] = None,
+    live_probe: Optional[LiveProbe] = None,
+) -> Facts:
+    """Every fact the checks read, as one snapshot nothing mutates afterwards. Never raises for a
+    sick environment: gaps are recorded.
+
+    `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
+    same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
+    With `live`, the live facts are folded in; a caller that wants to overlap them with other work
+    passes its own started `LiveProbe` instead and gets the whole facts from `finish(facts)`.
+    """
+    from inductor_doctor.probe import _diskcache
+
     if use_cache is not None:
         _diskcache.set_enabled(use_cache)
 
     start = time.monotonic()
     python = python or sys.executable
     env = dict(os.environ)
-    step = min(timeout_s, PROBE_TIMEOUT_S)
-    notes: List[str] = []
     own_live = LiveProbe(python, timeout_s) if live and live_probe is None else None
-    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="indoc-probe") as ex:
-        f_target = ex.submit(target.query, python, step)
-        f_driver = ex.submit(cuda.driver_info, env)
-        f_caches = ex.submit(caches.gather_caches, env)
-
-        t: Dict[str, Any] = _result(f_target, lambda m: {"error": m}, notes, "target")
-        pkgs = packages.packages(t)
-        f_python = ex.submit(packages.python_info, python, t)
-        torch_info = _result(ex.submit(torch_build.torch_info, t, pkgs), lambda m: None, notes, "torch")
-        triton = packages.triton_info(t, pkgs)
-        include = t.get("include_dir")
-
-        # GPU/CUDA catalog (torch-gpu-arch-missing, cuda-libs-shadowed, cuda-toolkit-missing).
-        f_gpu_catalog = ex.submit(gpu_catalog.static_facts, torch_info, t, env)
-        f_abi: Optional[Future[AbiInfo]] = None
-        if live_probe is not None:  # folded in by live_probe.finish(), beside the canaries
-            live_probe.defer_abi(lambda: abi.check(torch_info, env))
-        else:
-            f_abi = ex.submit(abi.check, torch_info, env)
-        f_cxx = ex.submit(compiler.inductor_cxx, include, env, step)
-        f_cc = ex.submit(compiler.triton_cc_info, include, env, step)
-        f_bundled = (
-            ex.submit(cuda.ptxas_version, triton.bundled_ptxas) if triton and triton.bundled_ptxas else None
-        )
-        cuda_info: CudaInfo = _result(f_driver, lambda m: CudaInfo(notes=[m]), notes, "driver")
-        cuda_info = _result(
-            ex.submit(cuda.toolkit_info, cuda_info, env, str(t.get("machine") or ""),
-                      triton.bundled_ptxas if triton else None),
-            lambda m: cuda_info, notes, "CUDA toolkit",
-        )
-        cuda_info.runtime_version = _runtime_hint(pkgs, torch_info.cuda if torch_info else None)
-        if triton is not None and f_bundled is not None:
-            triton.bundled_ptxas_version = _result(f_bundled, lambda m: (None, None), notes, "ptxas")[0]
-
-        facts = Facts(
-            python=_result(f_python, lambda m: PythonInfo(executable=python, version="unknown", error=m),
-                           notes, "python"),
-            torch=torch_info,
-            triton=triton,
-            cuda=cuda_info,
-            cxx=_result(f_cxx, lambda m: CompilerInfo(error=m), notes, "C++ compiler"),
-            cc=_result(f_cc, lambda m: CompilerInfo(error=m), notes, "C compiler"),
-            abi=(_result(f_abi, lambda m: AbiInfo(status="inconclusive", reason=m), notes, "ABI")
-                 if f_abi is not None else AbiInfo(status="inconclusive", reason=PENDING_ABI)),
-            xla=packages.xla_info(t, pkgs),
-            packages=pkgs,
-            env=relevant_env(env),
-            caches=_result(f_caches, lambda m: None, notes, "cache directories"),
-            compile_settings=_result(
-                ex.submit(compile_settings.gather, torch_info.path if torch_info else None, env, t),
-                lambda m: None, notes, "compile settings"),
-        )
-        # GPU/CUDA catalog (cuda-devices-hidden and the above): gpus become the ones torch will see.
-        gpu_catalog.fold(facts, _result(f_gpu_catalog, lambda m: gpu_catalog.Static(), notes,
-                                        "GPU/CUDA catalog"), env)
-        # Every ptxas Triton may run, asked about the GPUs torch will see.
-        facts.cuda.ptxas_binaries = _result(ex.submit(ptxas.gather, triton, env, facts.cuda.gpus),
-                                            lambda m: [], notes, "Triton's ptxas")
-    facts.python.notes.extend(notes)
+    given = {"python": python, "environ": env, "step": min(timeout_s, PROBE_TIMEOUT_S)}
+    answers, notes = run_plan(plan(live_probe), given)
+    # Each section from the step its declaration names; the live ones come in the second stage.
+    sections = {f.name: answers[declared(f).probe] for f in dataclasses.fields(Facts)
+                if declared(f).probe in answers and declared(f).cost != "live"}
+    python_info = sections["python"]
+    sections["python"] = replace(python_info, notes=python_info.notes + notes)
+    facts = Facts(**sections)
     if live_probe is not None:
         live_probe.kept(facts)  # a kept answer stops the running probe now, not when it is folded in
     if own_live is not None:
-        own_live.finish(facts)
-    facts.duration_s = time.monotonic() - start
-    return facts
+        facts = own_live.finish(facts)
+    return replace(facts, duration_s=time.monotonic() - start)

@@ -7,6 +7,9 @@ Itanium `Tn` prefix, GCC (which builds the official libtorch) does not, so an ex
 clang references a symbol libtorch never defines: `undefined symbol: ..const_data_ptrIlTnNSt9enable_if..`
 at import time (flashinfer-ai/flashinfer#872, pytorch/pytorch#169926).
 
+This module records what it found (`AbiInfo.stage`: how far it got; what the compiler references,
+what libtorch lacks, what went wrong); the verdict is the rule's (`kb/const_data_ptr_abi.py`).
+
 Rather than predict that from version numbers, we ask the compiler: compile the one-line TU that
 uses the function against the installed headers, with the flags an extension build would use
 (`CXX`/`c++`, the `-std` torch's cpp_extension passes, `CPPFLAGS` and `CFLAGS` — what setuptools and
@@ -14,7 +17,7 @@ torch's ninja build put on the compile line; `CXXFLAGS` reaches only their link 
 `_GLIBCXX_USE_CXX11_ABI`),
 read the object's undefined symbols with pyelftools and look each up in libtorch_cpu.so's dynamic
 hash table. No torch import, no binutils: a torch whose import fails still gets a verdict. It costs
-one compile, about a second and ~180 MB for cc1plus; a conclusive verdict is remembered on disk
+one compile, about a second and ~180 MB for cc1plus; a completed comparison is remembered on disk
 under the compiler binary, the flags and torch's header and library files (see `_diskcache`).
 """
 
@@ -113,30 +116,27 @@ def check(
     env: Optional[Mapping[str, str]] = None,
     timeout_s: float = COMPILE_TIMEOUT_S,
 ) -> AbiInfo:
-    """The verdict for `torch` with the compiler an extension build would use. Never raises."""
+    """What the compiler an extension build would use references, and what `torch`'s libtorch
+    exports of it. Never raises."""
     start = time.monotonic()
     env = env if env is not None else os.environ
     try:
         info = _check(torch, env, timeout_s)
     except Exception as exc:  # a doctor bug must not hide the rest of the probe
-        info = AbiInfo(status="inconclusive", reason=f"the ABI check failed: {type(exc).__name__}: {exc}")
+        info = AbiInfo(stage="failed", error=f"the ABI check failed: {type(exc).__name__}: {exc}")
     info.duration_s = time.monotonic() - start
     return info
 
 
 def _check(torch: Optional[TorchInfo], env: Mapping[str, str], timeout_s: float) -> AbiInfo:
     if torch is None:
-        return AbiInfo(status="not-applicable", reason="torch is not installed for this interpreter")
+        return AbiInfo(stage="no-torch")
     info = AbiInfo(torch_version=torch.version)
     if not torch.include_dir or not os.path.isfile(os.path.join(torch.include_dir, HEADER)):
-        info.status = "not-applicable"
-        info.reason = (
-            f"torch {torch.version or ''} ships no C++ headers ({HEADER}): no extension builds against it"
-        )
+        info.stage = "no-headers"
         return info
     if not torch.libtorch_cpu or not os.path.isfile(torch.libtorch_cpu):
-        info.status = "inconclusive"
-        info.reason = "torch has headers but no libtorch_cpu.so to look the symbol up in"
+        info.stage = "no-library"
         return info
     info.library = torch.libtorch_cpu
     command, why = compiler.extension_cxx(env)
@@ -146,8 +146,8 @@ def _check(torch: Optional[TorchInfo], env: Mapping[str, str], timeout_s: float)
     exe, extra = _split_command(command)
     path = compiler.resolve(exe, env) if exe else None
     if path is None:
-        info.status = "inconclusive"
-        info.reason = f"no C++ compiler: `{exe or command}` ({why}) is not on PATH"
+        info.stage = "no-compiler"
+        info.error = f"`{exe or command}` ({why}) is not on PATH"
         return info
     flags = [*extra, *flags]
     info.compiler_path = path
@@ -160,30 +160,32 @@ def _check(torch: Optional[TorchInfo], env: Mapping[str, str], timeout_s: float)
         info.cached = True
         return _copy(cached, info)
     disk_key = [
-        _diskcache.file_key(path), flags, includes, _diskcache.compiler_env(), TU,
+        STORED_FORM, _diskcache.file_key(path), flags, includes, _diskcache.compiler_env(), TU,
         _diskcache.file_key(os.path.join(torch.include_dir, HEADER)),
         _diskcache.file_key(torch.libtorch_cpu),
         _diskcache.file_key(os.path.join(torch.path or "", "version.py")),
     ]
     stored = _diskcache.get("abi", disk_key)
-    if stored is not None and stored.get("status") in ("ok", "affected"):
+    if stored is not None and stored.get("stage") == "compared":
         _copy_stored(stored, info)
         info.cached = True
         return info
     _compile_and_compare(info, path, flags, includes, timeout_s)
-    if info.status in ("ok", "affected"):
+    if info.stage == "compared":
         with _lock:
             _cache[key] = info
         _diskcache.put("abi", disk_key, {f: getattr(info, f) for f in _STORED})
     return info
 
 
-_STORED = ("status", "reason", "referenced", "missing", "exported_spelling")
+_STORED = ("stage", "referenced", "missing", "exported_spelling")
+#: What a remembered comparison holds; a new form is a new key (an older doctor's stored verdicts
+#: are not read back).
+STORED_FORM = "abi-facts/2"
 
 
 def _copy_stored(stored: Mapping[str, object], into: AbiInfo) -> None:
-    into.status = str(stored["status"])
-    into.reason = str(stored.get("reason") or "")
+    into.stage = str(stored["stage"])
     into.referenced = [str(s) for s in stored.get("referenced") or []]  # type: ignore[union-attr]
     into.missing = [str(s) for s in stored.get("missing") or []]  # type: ignore[union-attr]
     spelling = stored.get("exported_spelling")
@@ -197,13 +199,6 @@ def _copy(cached: AbiInfo, into: AbiInfo) -> AbiInfo:
     return into
 
 
-def _describe(info: AbiInfo) -> str:
-    who = info.compiler or "?"
-    if info.compiler_version:
-        who += f" ({info.compiler_version})"
-    return f"{who} with {' '.join(info.flags)}"
-
-
 def _compile_and_compare(
     info: AbiInfo, path: str, flags: List[str], includes: List[str], timeout_s: float
 ) -> None:
@@ -215,52 +210,32 @@ def _compile_and_compare(
         res = run([path, *flags, *includes, "-c", src, "-o", obj], timeout_s=timeout_s,
                   env=c_locale_env(), cwd=tmp)
         if not res.ok:
-            info.status = "inconclusive"
             if res.timed_out:
-                info.reason = f"{_describe(info)}: compiling the probe timed out after {timeout_s:g}s"
+                info.stage = "timed-out"
+                info.error = f"compiling the probe timed out after {timeout_s:g}s"
             else:
-                line = (first_error_line(res.stderr) or res.why()).replace(tmp + os.sep, "")
-                info.reason = f"{_describe(info)} cannot compile the probe: {line}"
+                info.stage = "not-compiled"
+                info.error = (first_error_line(res.stderr) or res.why()).replace(tmp + os.sep, "")
             return
         try:
             undefined = _elf.undefined_symbols(obj)
         except _elf.ELF_ERRORS as exc:
-            info.status = "inconclusive"
-            info.reason = f"cannot read the probe object as ELF: {exc}"
+            info.stage = "failed"
+            info.error = f"cannot read the probe object as ELF: {exc}"
             return
     info.referenced = sorted({s for s in undefined if "const_data_ptr" in s})
     try:
         with _elf.open_elf(info.library or "") as elf:
             index = _elf.SymbolIndex(elf)
             if not index.usable:
-                info.status = "inconclusive"
-                info.reason = f"{info.library} has no dynamic hash table to look symbols up in"
+                info.stage = "failed"
+                info.error = f"{info.library} has no dynamic hash table to look symbols up in"
                 return
             info.missing = [s for s in info.referenced if not index.defines(s)]
             if info.missing:
                 info.exported_spelling = next((s for s in EXPECTED_SPELLINGS if index.defines(s)), None)
     except _elf.ELF_ERRORS as exc:
-        info.status = "inconclusive"
-        info.reason = f"cannot read {info.library} as ELF: {exc}"
+        info.stage = "failed"
+        info.error = f"cannot read {info.library} as ELF: {exc}"
         return
-    torch_name = f"libtorch_cpu.so (torch {info.torch_version})" if info.torch_version else "libtorch_cpu.so"
-    if not info.referenced:
-        info.status = "ok"
-        info.reason = f"{_describe(info)} references no const_data_ptr symbol (nothing to mismatch)"
-    elif not info.missing:
-        info.status = "ok"
-        info.reason = f"{_describe(info)} references {info.referenced[0]}, which {torch_name} exports"
-    else:
-        info.status = "affected"
-        exported = (
-            f"it exports {info.exported_spelling}"
-            if info.exported_spelling
-            else "it exports neither GCC spelling " + " nor ".join(EXPECTED_SPELLINGS)
-        )
-        hint = ""
-        if "Tn" in info.missing[0] and (info.compiler_version or "").startswith("clang"):
-            hint = " (clang >= 18 mangling; -fclang-abi-compat=17 or g++ avoids it)"
-        info.reason = (
-            f"{_describe(info)} references {info.missing[0]}, which {torch_name} does not export; "
-            f"{exported}{hint}"
-        )
+    info.stage = "compared"

@@ -9,12 +9,13 @@ probe adds (`merge_live`).
 
 from __future__ import annotations
 
+import copy
 import os
 import re
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional
+from dataclasses import dataclass, field, replace
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from inductor_doctor.core.facts import CudaLibInfo, CudaToolkitInfo, Facts, TorchInfo
+from inductor_doctor.core.facts import CudaInfo, CudaLibInfo, CudaToolkitInfo, Facts, TorchInfo
 from inductor_doctor.probe import cuda_arch, cuda_libs, cuda_toolkit, cuda_visible
 
 _TOO_OLD = re.compile(r"driver on your system is too old \(found version (\d+)\)")
@@ -50,16 +51,18 @@ def static_facts(torch: Optional[TorchInfo], target: Mapping[str, Any], env: Map
     return out
 
 
-def fold(facts: Facts, static: Static, env: Mapping[str, str]) -> None:
-    """Put the static answers into `facts`, and narrow `facts.cuda.gpus` to what torch will see."""
-    cuda_visible.apply(facts.cuda, env)
-    facts.toolkit = static.toolkit
-    facts.cuda.libs = static.libs
-    facts.cuda.notes.extend(static.cuda_notes)
-    if facts.torch is not None:
-        facts.torch.cuda_arch_list = static.arch_list
-        facts.torch.cuda_arch_source = static.arch_source
-        facts.torch.notes.extend(static.torch_notes)
+def fold(cuda: CudaInfo, torch: Optional[TorchInfo], static: Static,
+         env: Mapping[str, str]) -> Tuple[CudaInfo, Optional[TorchInfo]]:
+    """The static answers put in new sections: `cuda` narrowed to the GPUs torch will see, with the
+    libraries, and `torch` with its arch list. The sections given are left as they were."""
+    cuda = copy.deepcopy(cuda)
+    cuda_visible.apply(cuda, env)
+    cuda.libs = static.libs
+    cuda.notes.extend(static.cuda_notes)
+    if torch is not None:
+        torch = replace(torch, cuda_arch_list=static.arch_list, cuda_arch_source=static.arch_source,
+                        notes=torch.notes + static.torch_notes)
+    return cuda, torch
 
 
 def merge_live(facts: Facts, live: Dict[str, Any]) -> None:

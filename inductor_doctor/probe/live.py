@@ -12,6 +12,7 @@ is what the process loaded, which is not necessarily what `ldconfig` or `pip lis
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -20,6 +21,7 @@ import tempfile
 import threading
 from typing import Any, Dict, Optional
 
+from inductor_doctor.core.declare import volatile_names
 from inductor_doctor.core.envvars import bypass_table
 from inductor_doctor.core.facts import Facts, GPUInfo, TorchInfo, TritonInfo
 from inductor_doctor.probe import compile_settings, loader
@@ -100,13 +102,23 @@ def cache_key(facts: Facts, python: str) -> Optional[list]:
     return [interpreter, here, hashlib.sha256(blob.encode()).hexdigest()]
 
 
+#: What the facts declare out of any key (notes, durations, free memory).
+_VOLATILE = volatile_names(Facts)
+
+
 def _without_volatile(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _without_volatile(v) for k, v in value.items()
-                if k not in ("notes", "duration_s", "memory_free_mib", "memory_used_mib")}
+        return {k: _without_volatile(v) for k, v in value.items() if k not in _VOLATILE}
     if isinstance(value, list):
         return [_without_volatile(v) for v in value]
     return value
+
+
+def merged(facts: Facts, live: Dict[str, Any]) -> Facts:
+    """A new snapshot: `facts` with the live answer folded in (`merge`); `facts` is left as it was."""
+    whole = copy.deepcopy(facts)
+    merge(whole, live)
+    return whole
 
 
 def merge(facts: Facts, live: Dict[str, Any]) -> None:

@@ -40,13 +40,13 @@ def test_a_gpu_canary_runs_once_per_gpu_in_parallel(tmp_path):
 
 def test_shard_splits_gpus_and_keeps_node_devices_on_local_rank_0():
     facts = two_gpu_facts(8)
-    device_filter((3, 8)).facts(facts)
+    facts = device_filter((3, 8)).facts(facts)
     assert [g.device for g in facts.gpus] == ["cuda:3"]
     facts = two_gpu_facts(8)
-    device_filter((1, 2)).facts(facts)
+    facts = device_filter((1, 2)).facts(facts)
     assert [g.device for g in facts.gpus] == ["cuda:1", "cuda:3", "cuda:5", "cuda:7"]
     facts = two_gpu_facts(8)
-    device_filter((0, 1)).facts(facts)
+    facts = device_filter((0, 1)).facts(facts)
     assert len(facts.gpus) == 8
     assert device_filter((0, 2)).keeps("cpu") and not device_filter((1, 2)).keeps("cpu")
     assert device_filter((1, 2)).keeps("cuda:5") and not device_filter((0, 2)).keeps("cuda:5")
@@ -67,7 +67,7 @@ def test_shard_issues_keeps_only_the_gpu_side_off_local_rank_0():
 
 def test_a_local_rank_without_gpus_runs_nothing(tmp_path):
     facts = two_gpu_facts(1)
-    device_filter((1, 2)).facts(facts)
+    facts = device_filter((1, 2)).facts(facts)
     issues = device_filter((1, 2)).issues(ISSUES)
     result = run_checks(facts, issues, CheckOptions(python=sys.executable, jobs=2))
     assert result.canaries_run == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from inductor_doctor.commands.probe import environment_of
 from inductor_doctor.core.facts import AbiInfo, CudaInfo, Facts, GPUInfo, PythonInfo, TorchInfo
 from inductor_doctor.probe import _elf, compiler, cuda, live, relevant_env, target, torch_build
 from inductor_doctor.probe._proc import run
@@ -243,7 +244,7 @@ def test_facts_round_trip_through_json():
         python=PythonInfo(executable="/py", version="3.11.7"),
         torch=TorchInfo(version="2.9.0", notes=["n"]),
         cuda=CudaInfo(gpus=[GPUInfo(index=0, name="H100", sm="9.0", sm_count=132)]),
-        abi=AbiInfo(status="ok", reason="r", referenced=["a"]),
+        abi=AbiInfo(stage="compared", referenced=["a"]),
     )
     again = Facts.from_dict(facts.to_dict())
     assert again == facts
@@ -289,14 +290,16 @@ def test_live_probe_reports_a_segfaulting_import(tmp_path, monkeypatch):
 def test_probe_to_text_is_pure_and_honours_colour():
     facts = Facts(python=PythonInfo(executable="/py", version="3.11.7", glibc="2.36"),
                   torch=TorchInfo(version="2.9.0", import_ok=False, import_error="ImportError: boom"),
-                  abi=AbiInfo(status="affected", reason="clang++-19 references X"))
-    plain = probe_to_text(facts, color=False)
-    assert plain == probe_to_text(facts.to_dict(), color=False)
+                  abi=AbiInfo(stage="compared", compiler="clang++-19", flags=["-std=c++17"],
+                              referenced=["X"], missing=["X"]))
+    environment = environment_of(facts)
+    plain = probe_to_text(environment, color=False)
+    assert plain == probe_to_text(environment_of(facts), color=False)
     assert "\x1b[" not in plain
     for needle in ("Python", "torch", "FAILS: ImportError: boom", "const_data_ptr ABI", "affected",
-                   "clang++-19 references X", "not installed"):
+                   "clang++-19 with -std=c++17 references X", "not installed"):
         assert needle in plain
-    assert "\x1b[" in probe_to_text(facts, color=True)
+    assert "\x1b[" in probe_to_text(environment, color=True)
 
 
 def test_probe_to_text_default_follows_no_color(monkeypatch):
@@ -322,3 +325,45 @@ def test_abi_probe_uses_the_std_of_torchs_cpp_extension():
 
     assert extension_std(str(TORCH_DIR)) == "c++20"
     assert extension_std(None) == "c++17"
+
+
+def test_the_late_stage_is_a_new_snapshot_and_the_first_stays_as_it_was():
+    """check decides on the whole facts, and the canaries' keys rest on the static ones: the live
+    probe and the deferred ABI compile return new facts instead of patching the first."""
+    import copy
+
+    from inductor_doctor.probe import LiveProbe, gather
+
+    late = LiveProbe(sys.executable)
+    first = gather(sys.executable, live_probe=late)
+    before = copy.deepcopy(first.to_dict())
+    assert first.abi.stage == "pending" and first.live is None
+    whole = late.finish(first)
+    assert first.to_dict() == before
+    assert whole is not first and whole.abi.stage == "compared"
+    assert whole.live is not None and whole.torch is not None and whole.torch.import_ok is True
+
+
+def test_the_probe_plan_runs_each_step_once_what_it_needs_is_known():
+    from inductor_doctor.probe import Step, plan, run_plan
+
+    order: list = []
+
+    def step(name: str, *needs: str) -> Step:
+        return Step(name, needs, lambda *got: order.append(name) or (name, got))
+
+    answers, notes = run_plan([step("c", "a", "b"), step("a", "x"), step("b", "a")], {"x": 1})
+    assert order == ["a", "b", "c"] and notes == []
+    assert answers["c"] == ("c", (("a", (1,)), ("b", (("a", (1,)),))))
+    failing = Step("d", ("x",), lambda x: 1 / 0, lambda m, known: f"fallback beside {known['x']}", "d")
+    answers, notes = run_plan([failing], {"x": 1})
+    assert answers["d"] == "fallback beside 1"
+    assert notes == ["d probe failed: ZeroDivisionError: division by zero"]
+    with pytest.raises(ValueError, match="needs nothing produces"):
+        run_plan([step("e", "nowhere")], {})
+    produced = {s.name for s in plan()} | {"python", "environ", "step"}
+    assert all(n in produced for s in plan() for n in s.needs)
+    from inductor_doctor.core.declare import walk
+
+    sections = [e for e in walk(Facts) if len(e.path) == 1 and e.probe and e.cost != "live"]
+    assert sections and all(e.probe in produced for e in sections), "a section no step produces"

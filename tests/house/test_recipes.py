@@ -211,3 +211,77 @@ def test_recipe_3_a_format_is_a_renderer_and_a_line(copy: Path):
     out = doctor(copy, ["list", "--format", "markdown"])
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("| id | title |") and "| `block-mask-cpu` |" in out.stdout
+
+
+FACT_FIELD = '''    #: The kernel's transparent hugepage mode ("always", "madvise", "never"); None: not Linux.
+    hugepages: Optional[str] = fact(None, probe="hugepages", merge="transparent hugepages")
+'''
+
+FACT_PROBE = '''"""The kernel's transparent hugepage mode, read from sysfs."""
+
+from typing import Mapping, Optional
+
+from inductor_doctor.probe import Step
+
+SYSFS = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def hugepages(environ: Mapping[str, str]) -> Optional[str]:
+    try:
+        with open(environ.get("RECIPE_HUGEPAGES_FILE", SYSFS), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return text[text.index("[") + 1:text.index("]")] if "[" in text else text.strip() or None
+
+
+STEP = Step("hugepages", ("environ",), hugepages)
+'''
+
+
+def test_recipe_4_a_fact_is_one_declaration_and_its_probe(copy: Path, tmp_path: Path):
+    facts = copy / "inductor_doctor" / "core" / "facts.py"
+    text = facts.read_text()
+    marker = "    toolkit: Optional[CudaToolkitInfo]"  # a section of Facts
+    assert text.count(marker) == 1
+    facts.write_text(text.replace(marker, FACT_FIELD + marker, 1))
+    (copy / "inductor_doctor" / "probe" / "hugepages.py").write_text(FACT_PROBE)
+    modes = []
+    for mode in ("madvise", "never"):
+        path = tmp_path / f"{mode}.txt"
+        path.write_text(f"always [{mode}] never\n" if mode == "madvise" else "always madvise [never]\n")
+        modes.append(str(path))
+
+    probed = doctor(copy, ["probe", "--format", "json"], RECIPE_HUGEPAGES_FILE=modes[0])
+    assert probed.returncode == 0, probed.stderr
+    assert json.loads(probed.stdout)["environment"]["hugepages"] == "madvise"
+
+    code = ("import json, sys\n"
+            "from inductor_doctor.schemas import load, validate\n"
+            "from inductor_doctor.check.cache import stable_facts\n"
+            "from inductor_doctor.probe import gather\n"
+            "facts = gather(sys.executable)\n"
+            "schema = load('environment')\n"
+            "validate('environment', {**facts.to_dict(), 'host': {}})\n"
+            "print(json.dumps([schema['properties']['hugepages'],\n"
+            "                  stable_facts(facts.to_dict())['hugepages']]))\n")
+    env = {**os.environ, "PYTHONPATH": str(copy), "RECIPE_HUGEPAGES_FILE": modes[1],
+           "INDUCTOR_DOCTOR_CACHE_DIR": str(copy / "cache")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=str(copy), env=env)
+    assert out.returncode == 0, out.stderr
+    schema, keyed = json.loads(out.stdout)
+    assert schema == {"type": ["string", "null"]}, "the schema says what the fact is"
+    assert keyed == "never", "the fact is part of a canary's key"
+
+    reports = []
+    for i, mode in enumerate(modes):
+        report = tmp_path / f"report{i}.json"
+        done = doctor(copy, ["check", "--static", "--only", "torch-missing", "--format", "json",
+                             "--output", str(report)], RECIPE_HUGEPAGES_FILE=mode)
+        assert report.is_file(), done.stderr
+        reports.append(str(report))
+    merged = doctor(copy, ["merge", *reports, "--format", "json"])
+    assert merged.returncode in (0, 1), merged.stderr
+    differences = json.loads(merged.stdout)["environment"]["differences"]
+    assert any(d["label"] == "transparent hugepages" for d in differences), differences

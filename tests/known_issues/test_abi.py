@@ -16,6 +16,8 @@ import sys
 import pytest
 from conftest import run_cli, venv_python, which_or_skip
 
+from inductor_doctor.core.model import Status
+from inductor_doctor.kb.const_data_ptr_abi import judge
 from inductor_doctor.probe import abi, target, torch_build
 from inductor_doctor.probe.packages import packages
 from inductor_doctor.schemas import validate
@@ -141,7 +143,7 @@ def test_the_check_needs_no_torch_import(torch29):
     info = torch_build.torch_info(t, packages(t))
     assert info is not None and info.version == "2.9.0+cu128"
     result = abi.check(info, dict(os.environ, CXX=which_or_skip("clang++-19"), CFLAGS=""))
-    assert result.status == "affected" and result.missing == [TN]
+    assert judge(result)[0] is Status.AFFECTED and result.missing == [TN]
     assert result.duration_s < 30
 
 
@@ -158,7 +160,7 @@ def test_a_verdict_is_remembered_only_for_the_same_compiler_flags_and_files(torc
     abi._cache.clear()
     again = abi.check(info, dict(os.environ, CXX=clang, CFLAGS=""))
     assert (first.cached, again.cached) == (False, True)
-    assert again.status == first.status == "affected" and again.reason == first.reason
+    assert judge(again) == judge(first) and judge(first)[0] is Status.AFFECTED
     abi._cache.clear()
     other = abi.check(info, dict(os.environ, CXX=clang, CFLAGS="-fclang-abi-compat=17"))
-    assert other.cached is False and other.status == "ok"
+    assert other.cached is False and judge(other)[0] is Status.OK
