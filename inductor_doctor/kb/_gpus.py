@@ -7,13 +7,13 @@ cuda-devices-hidden, which explains why.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from inductor_doctor.core.model import RuleOutcome, Status
-from inductor_doctor.kb._catalog import one
+from inductor_doctor.kb._catalog import gpu_sm, one, outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.facts import Facts, GPUInfo
 
 
 def hidden_reason(facts: Facts) -> Optional[str]:
@@ -32,6 +32,18 @@ def hidden_reason(facts: Facts) -> Optional[str]:
 def no_visible_gpu(facts: Facts, default: str = "no NVIDIA GPU here") -> List[RuleOutcome]:
     """`not-applicable` with the right reason: no GPU at all, or GPUs torch will not see."""
     return one(Status.NOT_APPLICABLE, hidden_reason(facts) or default)
+
+
+def gpus_with_capability(facts: Facts, out: List[RuleOutcome]) -> Iterator[Tuple[GPUInfo, Tuple[int, int]]]:
+    """Each GPU torch sees with its compute capability, in order; a GPU whose capability is unknown
+    gets its `inconclusive` in `out` instead, so that no rule judges a GPU it knows nothing of."""
+    for gpu in facts.gpus:
+        cap = gpu_sm(gpu)
+        if cap is None:
+            out.append(outcome(Status.INCONCLUSIVE, f"{gpu.name}: compute capability unknown",
+                               device=gpu.device))
+            continue
+        yield gpu, cap
 
 
 # --- which compiled code a GPU runs: torch/cuda/__init__.py's DEVICE_REQUIREMENT -------------------

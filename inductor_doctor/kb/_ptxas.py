@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from inductor_doctor.kb._catalog import triton_source
 
@@ -154,6 +154,27 @@ def missing(ptxas: Ptxas) -> bool:
     can stand for it (a stale Triton on PYTHONPATH has none; a broken install lost it). A file that
     is there but cannot be run here (another architecture's build) is still judged by its release."""
     return ptxas.path is not None and not os.path.isfile(ptxas.path)
+
+
+Snapshot = Dict[str, Any]
+
+
+def planned_ptxas(versions: Iterable[str], arch: Optional[int],
+                  unknown: List[str]) -> Iterator[Tuple[str, Snapshot, str, Optional[Snapshot]]]:
+    """For `plan`, each planned Triton release in order: (the version, its snapshot entry, "ptxas" or
+    "ptxas_blackwell": the bundled binary it runs for `arch`, what the release audit read of that
+    binary or None). A release the snapshot does not hold goes to `unknown` instead."""
+    from inductor_doctor.core.releases import ptxas_binary, triton_release
+
+    for version in versions:
+        found = triton_release(version)
+        if found is None:
+            unknown.append(version)
+            continue
+        entry = found[1]
+        bw = entry.get("ptxas_blackwell")
+        key = "ptxas_blackwell" if bw and arch is not None and arch >= bw["from_arch"] else "ptxas"
+        yield version, entry, key, ptxas_binary(entry[key]["sha256"])
 
 
 def _snapshot_release(rule: Scheme, key: str) -> Optional[str]:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.kb._catalog import one, torch_label
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from inductor_doctor.core.facts import Facts
 
 
 def parse_version(text: Optional[str]) -> Optional[Version]:
@@ -51,3 +55,37 @@ def nightly_window(spec: str) -> Tuple[int, int]:
     """The dates of a nightly range written as `>=2.8.0.dev20250401,<2.8.0.dev20250424`: (first, fixed)."""
     first, fixed = (int(d) for d in re.findall(r"\.dev(\d{8})", spec))
     return first, fixed
+
+
+def not_cuda_torch(facts: Facts, what_it_lacks: str) -> Optional[List[RuleOutcome]]:
+    """Where a CUDA issue does not apply: torch is not installed, or is no CUDA build (CPU-only or
+    ROCm), said as "<torch label> <what_it_lacks>"; None for a CUDA torch."""
+    t = facts.torch
+    if t is None or not t.version:
+        return not_installed("torch")
+    if t.hip or not t.cuda:
+        return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} {what_it_lacks}")
+    return None
+
+
+def no_cxx_compiler(facts: Facts) -> Optional[List[RuleOutcome]]:
+    """Where a rule about Inductor's C++ compiler does not apply: torch is not installed, or the
+    probe found no C++ compiler (cxx-compiler-missing says so); None when there is one to judge."""
+    if facts.torch is None or not facts.torch.version:
+        return not_installed("torch")
+    if not facts.cxx.path:
+        return one(Status.NOT_APPLICABLE, "no C++ compiler (see cxx-compiler-missing)")
+    return None
+
+
+def planned_outcome(hits: List[str], misses: List[str], unknown: Optional[str]) -> List[RuleOutcome]:
+    """A `plan` verdict over the planned releases: `affected` when all hit, `likely` when some do,
+    `inconclusive` (with the reason `unknown`, None when every release was known) when none hit but
+    some are unknown, else `ok` with the first release that is fine."""
+    if hits and not misses and unknown is None:
+        return [RuleOutcome(Status.AFFECTED, hits[0], Basis.VERSION)]
+    if hits:
+        return [RuleOutcome(Status.LIKELY, f"{hits[0]} (one of the planned releases)", Basis.VERSION)]
+    if unknown is not None:
+        return [RuleOutcome(Status.INCONCLUSIVE, unknown, Basis.VERSION)]
+    return [RuleOutcome(Status.OK, misses[0], Basis.VERSION)]

@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._builtin import issue_data, known_issue
-from inductor_doctor.kb._rules import nightly_window, not_installed
+from inductor_doctor.kb._rules import nightly_window, not_installed, parse_version
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -26,13 +26,8 @@ FIRST_NIGHTLY, FIXED_NIGHTLY = nightly_window(issue_data(__name__)["affected"]["
 
 def nightly_date(version: Optional[str]) -> Optional[int]:
     """`2.8.0.dev20250410+cu128` → 20250410; None for a release or a source build."""
-    if not version:
-        return None
-    try:
-        v = Version(version)
-    except InvalidVersion:
-        return None
-    dev = v.dev
+    v = parse_version(version)
+    dev = v.dev if v is not None else None
     return dev if dev is not None and dev > 20000000 else None
 
 

@@ -13,20 +13,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import RuleOutcome, Status
-from inductor_doctor.kb._cache_dirs import cache_dirs, describe
+from inductor_doctor.kb._cache_dirs import describe, judged_cache_dirs
 from inductor_doctor.kb._catalog import one
-from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
-    if facts.torch is None or not facts.torch.version:
-        return not_installed("torch")
-    dirs = cache_dirs(facts)
-    if dirs is None:
-        return one(Status.INCONCLUSIVE, "the cache directories were not probed")
+    dirs, cannot_judge = judged_cache_dirs(facts)
+    if cannot_judge:
+        return cannot_judge
     bad = [d for d in dirs if d.writable is False]
     if bad:
         return one(Status.AFFECTED, "; ".join(f"{describe(d)}: {d.error or 'not writable'}" for d in bad),

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import compiler_label, one, platform_is_linux, torch_source
-from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.kb._rules import no_cxx_compiler
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -44,11 +44,10 @@ def treats_as_gcc(builder: str, command: str) -> Optional[bool]:
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
-    if facts.torch is None or not facts.torch.version:
-        return not_installed("torch")
+    no_compiler = no_cxx_compiler(facts)
+    if no_compiler:
+        return no_compiler
     cxx = facts.cxx
-    if not cxx.path:
-        return one(Status.NOT_APPLICABLE, "no C++ compiler (see cxx-compiler-missing)")
     if cxx.kind != "clang":
         return one(Status.NOT_APPLICABLE, f"Inductor's compiler here is {compiler_label(cxx)}, not clang")
     if platform_is_linux(facts) is False:

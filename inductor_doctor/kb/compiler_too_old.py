@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 from inductor_doctor.core.model import Basis, RuleOutcome, Status, Workaround
 from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, one, torch_source, version_tuple
-from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.kb._rules import no_cxx_compiler
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -92,11 +92,10 @@ def release_floor(entry: Mapping[str, Any], kind: str) -> Tuple[int, str]:
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
-    if facts.torch is None or not facts.torch.version:
-        return not_installed("torch")
+    no_compiler = no_cxx_compiler(facts)
+    if no_compiler:
+        return no_compiler
     cxx = facts.cxx
-    if not cxx.path:
-        return one(Status.NOT_APPLICABLE, "no C++ compiler (see cxx-compiler-missing)")
     if cxx.kind not in ("gcc", "clang"):
         return one(Status.INCONCLUSIVE, f"no version floor is known for {compiler_label(cxx)}")
     v = version_tuple(cxx.version, 2)

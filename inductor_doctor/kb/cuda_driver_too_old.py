@@ -25,7 +25,7 @@ from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.core.releases import CUDA_MIN_DRIVER
 from inductor_doctor.kb._catalog import dotted, gpu_sm, one, outcome, torch_label, version_tuple
 from inductor_doctor.kb._gpus import support
-from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.kb._rules import not_cuda_torch, planned_outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -55,11 +55,10 @@ def driver_cuda(driver_version: Optional[str]) -> Optional[Tuple[int, int]]:
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
+    not_cuda = not_cuda_torch(facts, "does not use the NVIDIA driver")
+    if not_cuda:
+        return not_cuda
     t = facts.torch
-    if t is None or not t.version:
-        return not_installed("torch")
-    if t.hip or not t.cuda:
-        return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} does not use the NVIDIA driver")
     cuda = facts.cuda
     if not cuda.driver_version and not cuda.driver_cuda_version and not cuda.driver_gpus:
         return one(Status.NOT_APPLICABLE, "no NVIDIA driver here")
@@ -141,10 +140,4 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
             compat = "" if not full or dv >= version_tuple(full, 3) else \
                 f" through minor-version compatibility (CUDA {dotted(tv)}'s own driver is {full})"
             good.append(f"driver {inp.driver} runs {what}: CUDA {cuda} needs >= {floor}{compat}")
-    if bad and not good and not unknown:
-        return [RuleOutcome(Status.AFFECTED, bad[0], Basis.VERSION)]
-    if bad:
-        return [RuleOutcome(Status.LIKELY, f"{bad[0]} (one of the planned releases)", Basis.VERSION)]
-    if unknown:
-        return [RuleOutcome(Status.INCONCLUSIVE, unknown[0], Basis.VERSION)]
-    return [RuleOutcome(Status.OK, good[0], Basis.VERSION)]
+    return planned_outcome(bad, good, unknown[0] if unknown else None)

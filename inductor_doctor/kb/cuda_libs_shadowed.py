@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import one, torch_label
-from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.kb._rules import not_cuda_torch
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import CudaLibInfo, Facts
@@ -39,11 +39,9 @@ def _loaded_elsewhere(lib: CudaLibInfo) -> bool:
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
-    t = facts.torch
-    if t is None or not t.version:
-        return not_installed("torch")
-    if t.hip or not t.cuda:
-        return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} loads no CUDA libraries")
+    not_cuda = not_cuda_torch(facts, "loads no CUDA libraries")
+    if not_cuda:
+        return not_cuda
     libs = facts.cuda.libs
     if not libs:
         return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} does not ship its CUDA libraries as "

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
-from inductor_doctor.kb._catalog import gpu_sm, is_gpu_torch, one, outcome, torch_label
-from inductor_doctor.kb._gpus import no_visible_gpu
+from inductor_doctor.kb._catalog import is_gpu_torch, one, outcome, torch_label
+from inductor_doctor.kb._gpus import gpus_with_capability, no_visible_gpu
 from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -32,13 +32,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if not is_gpu_torch(facts):
         return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} does not compile for the GPU (see "
                    "torch-cpu-only-build)")
-    out = []
-    for gpu in facts.gpus:
-        cap = gpu_sm(gpu)
-        if cap is None:
-            out.append(outcome(Status.INCONCLUSIVE, f"{gpu.name}: compute capability unknown",
-                               device=gpu.device))
-        elif cap < MIN_CAPABILITY:
+    out: List[RuleOutcome] = []
+    for gpu, cap in gpus_with_capability(facts, out):
+        if cap < MIN_CAPABILITY:
             out.append(outcome(Status.AFFECTED, f"{gpu.name} is sm_{cap[0]}{cap[1]}: Triton supports "
                                "compute capability 7.0 and newer, so Inductor raises GPUTooOldForTriton",
                                device=gpu.device, capability=gpu.sm))

@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
-from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
-from inductor_doctor.kb._ptxas import knows_arch, missing, ptxas_for
+from inductor_doctor.kb._catalog import dotted, no_gpu, outcome, version_tuple
+from inductor_doctor.kb._gpus import gpus_with_capability
+from inductor_doctor.kb._ptxas import knows_arch, missing, planned_ptxas, ptxas_for
 from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -56,20 +57,10 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     if triton is None or not triton.version_known:
         return [RuleOutcome(Status.INCONCLUSIVE, "the planned Triton version is unknown; pin it to decide",
                             Basis.VERSION)]
-    from inductor_doctor.core.releases import ptxas_binary, triton_release
-
     refused: List[str] = []
     accepted: List[str] = []
     unknown: List[str] = []
-    for version in triton.candidates:
-        found = triton_release(version)
-        if found is None:
-            unknown.append(version)
-            continue
-        _, entry = found
-        bw = entry.get("ptxas_blackwell")
-        key = "ptxas_blackwell" if bw and arch >= bw["from_arch"] else "ptxas"
-        binary = ptxas_binary(entry[key]["sha256"])
+    for version, entry, key, binary in planned_ptxas(triton.candidates, arch, unknown):
         suffix = entry.get("arch_suffix")
         name = f"sm_{arch}a" if (suffix == ">=90" and arch >= 90) or (suffix == "==90" and arch == 90) \
             else f"sm_{arch}"
@@ -94,13 +85,8 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return not_installed("triton")
     if not facts.gpus:
         return no_gpu()
-    out = []
-    for gpu in facts.gpus:
-        cap = gpu_sm(gpu)
-        if cap is None:
-            out.append(outcome(Status.INCONCLUSIVE, f"{gpu.name}: compute capability unknown",
-                               device=gpu.device))
-            continue
+    out: List[RuleOutcome] = []
+    for gpu, cap in gpus_with_capability(facts, out):
         arch = cap[0] * 10 + cap[1]
         if arch < 70:
             out.append(outcome(Status.NOT_APPLICABLE, f"{gpu.name} is sm_{arch}, below what Triton "

@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
-from inductor_doctor.kb._catalog import gpu_sm, outcome, torch_label
-from inductor_doctor.kb._gpus import no_visible_gpu, support
-from inductor_doctor.kb._rules import not_installed
+from inductor_doctor.kb._catalog import outcome, torch_label
+from inductor_doctor.kb._gpus import gpus_with_capability, no_visible_gpu, support
+from inductor_doctor.kb._rules import not_installed, planned_outcome
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -45,13 +45,8 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return [RuleOutcome(Status.INCONCLUSIVE, f"could not read the GPU architectures {torch_label(facts)} "
                             "was built for (the live probe, --live, asks torch)", Basis.STATIC)]
     built = " ".join(archs)
-    out = []
-    for gpu in facts.gpus:
-        cap = gpu_sm(gpu)
-        if cap is None:
-            out.append(outcome(Status.INCONCLUSIVE, f"{gpu.name}: compute capability unknown",
-                               device=gpu.device))
-            continue
+    out: List[RuleOutcome] = []
+    for gpu, cap in gpus_with_capability(facts, out):
         cc = cap[0] * 10 + cap[1]
         how, entry = support(cc, archs)
         if how == "cubin":
@@ -101,11 +96,6 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
             misses.append(f"{label} runs on sm_{inp.gpu_sm} with its {entry} kernels")
         else:
             misses.append(f"{label} runs on sm_{inp.gpu_sm}: the driver JIT-compiles its {entry} PTX")
-    if hits and not misses and not unknown:
-        return [RuleOutcome(Status.AFFECTED, hits[0], Basis.VERSION)]
-    if hits:
-        return [RuleOutcome(Status.LIKELY, f"{hits[0]} (one of the planned releases)", Basis.VERSION)]
-    if unknown:
-        return [RuleOutcome(Status.INCONCLUSIVE, f"the GPU architectures of torch {unknown[0]} "
-                            f"({inp.variant or 'PyPI'}) are not in the release snapshot", Basis.VERSION)]
-    return [RuleOutcome(Status.OK, misses[0], Basis.VERSION)]
+    why = (f"the GPU architectures of torch {unknown[0]} ({inp.variant or 'PyPI'}) are not in the release "
+           "snapshot") if unknown else None
+    return planned_outcome(hits, misses, why)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
 from inductor_doctor.kb._gpus import hidden_reason
-from inductor_doctor.kb._ptxas import missing, ptxas_for
+from inductor_doctor.kb._ptxas import missing, planned_ptxas, ptxas_for
 from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -106,7 +106,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan --gpu sm_90 --driver 570.86.15 triton==3.9.0`: the bundled ptxas each planned Triton
     runs for the GPU, as the release audit read it, against the driver's CUDA major release."""
-    from inductor_doctor.core.releases import family_driver, ptxas_binary, triton_release
+    from inductor_doctor.core.releases import family_driver
 
     triton = inp.package("triton")
     if triton is None or inp.driver is None:
@@ -119,15 +119,7 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     newer: List[str] = []
     fine: List[str] = []
     unknown: List[str] = []
-    for version in triton.candidates:
-        found = triton_release(version)
-        if found is None:
-            unknown.append(version)
-            continue
-        entry = found[1]
-        bw = entry.get("ptxas_blackwell")
-        key = "ptxas_blackwell" if bw and arch is not None and arch >= bw["from_arch"] else "ptxas"
-        binary = ptxas_binary(entry[key]["sha256"])
+    for version, _, key, binary in planned_ptxas(triton.candidates, arch, unknown):
         pv = version_tuple(binary["release"], 2) if binary else None
         floor = family_driver(binary["release"]) if binary else None
         if pv is None or floor is None or have is None:
