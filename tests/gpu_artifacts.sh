@@ -8,20 +8,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d)}
 PY=${PYTHON:-python3}
-mkdir -p "$OUT"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-export INDUCTOR_DOCTOR_CACHE_DIR="$OUT/doctor-cache"
+# shellcheck source=tests/gpu_lib.sh
+. tests/gpu_lib.sh
 export TORCHINDUCTOR_CACHE_DIR="$OUT/inductor-cache"
-
-part() {  # part NAME COMMAND...: run it, keep its output, time it
-  local name=$1 start rc
-  shift
-  start=$EPOCHREALTIME
-  "$@" >"$OUT/$name.txt" 2>&1
-  rc=$?
-  awk -v n="$name" -v rc="$rc" -v s="$start" -v e="$EPOCHREALTIME" \
-    'BEGIN { printf "%-22s rc=%-3s %8.2f s\n", n, rc, e - s }' | tee -a "$OUT/times.txt"
-}
 
 # 1. Two CUDA packages: cubins as files (the default), and one fatbin per kernel with PTX embedded in
 #    the .so (aot_inductor.emit_multi_arch_kernel); plus one whose exported program (and so its
@@ -111,8 +100,37 @@ import glob, hashlib, os, re, shutil, subprocess, sys, zipfile
 import triton
 out, sm = sys.argv[1], sys.argv[2]
 bins = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-ptxas = os.path.join(bins, "ptxas") if os.path.exists(os.path.join(bins, "ptxas")) else shutil.which("ptxas")
-print("ptxas", ptxas, subprocess.run([ptxas, "--version"], capture_output=True, text=True).stdout.split("\n")[-2:])
+# Every ptxas there is; the newest release first: Triton 3.6 writes PTX .version 9.0 (CUDA 13), which
+# its bundled CUDA 12.8 ptxas refuses, while its ptxas-blackwell or a CUDA 13 wheel's ptxas takes it.
+site = os.path.dirname(os.path.dirname(triton.__file__))
+found = [os.path.join(bins, n) for n in ("ptxas-blackwell", "ptxas")]
+found += glob.glob(os.path.join(site, "nvidia", "*", "bin", "ptxas")) + [shutil.which("ptxas") or "",
+                                                                          "/usr/local/cuda/bin/ptxas"]
+def release(path):
+    out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"release (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+found = sorted({p for p in found if p and os.access(p, os.X_OK)}, key=release, reverse=True)
+ptxas = found[0]
+print("ptxas", ptxas, "release", release(ptxas), "of", [(p, release(p)) for p in found])
+
+
+def assemble(tmp):
+    """ptxas on the retargeted PTX; a PTX ISA newer than this ptxas knows is lowered to its own (the
+    kernels use nothing of the newer ISA), as the error message names it."""
+    for _ in range(2):
+        done = subprocess.run([ptxas, "-arch=sm_" + sm, tmp, "-o", tmp + ".cubin"], capture_output=True,
+                              text=True)
+        if done.returncode == 0:
+            return
+        print(done.stderr.strip())
+        m = re.search(r"Unsupported \.version (\S+); current version is '(\S+)'", done.stderr)
+        if not m:
+            break
+        text = open(tmp).read()
+        open(tmp, "w").write(re.sub(r"^\.version\s+" + re.escape(m.group(1)), ".version " + m.group(2), text,
+                                    flags=re.M))
+    sys.exit("ptxas could not assemble the kernel for sm_" + sm)
 ptx_of = {}
 roots = [os.path.join(out, "inductor-cache"), os.environ.get("TRITON_CACHE_DIR") or "",
          os.path.expanduser("~/.triton/cache")]
@@ -127,7 +145,8 @@ for name in ("cuda", "cuda_with_inputs"):
     if not os.path.exists(src):
         continue
     n = 0
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+    partial = dst + ".part"
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(partial, "w", zipfile.ZIP_STORED) as zout:
         for info in zin.infolist():
             data = zin.read(info)
             if info.filename.endswith(".cubin"):
@@ -138,10 +157,11 @@ for name in ("cuda", "cuda_with_inputs"):
                 print(info.filename, re.search(r"^\.target\s+\S+", text, re.M).group(0), "->", "sm_" + sm)
                 tmp = os.path.join(out, "retarget.ptx")
                 open(tmp, "w").write(re.sub(r"^\.target\s+sm_\w+", ".target sm_" + sm, text, flags=re.M))
-                subprocess.run([ptxas, "-arch=sm_" + sm, tmp, "-o", tmp + ".cubin"], check=True)
+                assemble(tmp)
                 data = open(tmp + ".cubin", "rb").read()
                 n += 1
             zout.writestr(info, data)
+    os.replace(partial, dst)  # never a half-written package for the parts after this one
     print("built", dst, "with", n, "cubins for sm_" + sm)
 PY
 }

@@ -10,30 +10,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$(mktemp -d)}
 PY=${PYTHON:-python3}
-mkdir -p "$OUT"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  SITE=$(mktemp -d)
-  "$PY" -m pip install -q --no-index --no-deps --target "$SITE" .whl/*.whl >/dev/null 2>&1
-  export PYTHONPATH="$SITE"
-fi
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# shellcheck source=tests/gpu_lib.sh
+. tests/gpu_lib.sh
 if ls .whl/doctor/*.whl >/dev/null 2>&1; then DOCTOR_WHEELS=$PWD/.whl/doctor; fi
-export INDUCTOR_DOCTOR_CACHE_DIR="$OUT/doctor-cache"
 # Bytecode compiled once, as an installed package has it (a checkout may be read-only, or the host
 # may set PYTHONDONTWRITEBYTECODE): timings would otherwise include recompiling every module.
 unset PYTHONDONTWRITEBYTECODE
 export PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-$(mktemp -d)}
 "$PY" -m compileall -q inductor_doctor >/dev/null 2>&1
-
-part() {  # part NAME COMMAND...: run it, keep its output, time it
-  local name=$1 start rc
-  shift
-  start=$EPOCHREALTIME
-  "$@" >"$OUT/$name.txt" 2>&1
-  rc=$?
-  awk -v n="$name" -v rc="$rc" -v s="$start" -v e="$EPOCHREALTIME" \
-    'BEGIN { printf "%-22s rc=%-3s %8.2f s\n", n, rc, e - s }' | tee -a "$OUT/times.txt"
-}
 
 doctor() { "$PY" -m inductor_doctor "$@"; }
 preflight() {
