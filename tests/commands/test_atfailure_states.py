@@ -333,25 +333,12 @@ def test_a_read_only_dev_shm_breaks_no_cpu_compile_in_this_torch(tmp_path):
 
 # --- why --versions: other torch releases, installed for real -----------------------------------------
 
-VERSIONED_LOWERING_BUG = """
-import os
-import torch
-from torch._inductor import lowering
-
-with open(os.environ["WHY_TORCH_SEEN"], "a") as fh:
-    fh.write(torch.__version__ + "\\n")
-
-def wrong(*args, **kwargs):
-    raise NotImplementedError("a lowering Inductor gets wrong")
-
-lowering.lowerings[torch.ops.aten.sin.default] = wrong
-
-@torch.compile
-def f(x):
-    return x.sin() + 1
-
-print(f(torch.randn(8)).sum().item())
-"""
+#: The lowering bug, and each torch that ran it written down (which release the scratch venv had).
+VERSIONED_LOWERING_BUG = LOWERING_BUG.replace(
+    "from torch._inductor import lowering\n",
+    "from torch._inductor import lowering\nimport os\n\n"
+    "with open(os.environ[\"WHY_TORCH_SEEN\"], \"a\") as fh:\n"
+    "    fh.write(torch.__version__ + \"\\n\")\n", 1)
 
 
 @pytest.mark.envs
