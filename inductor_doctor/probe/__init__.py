@@ -24,6 +24,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from inductor_doctor.core.codes import own_bug
@@ -141,8 +142,9 @@ class LiveProbe:
 class Step:
     """One probe in the plan: `run` gets the answers it `needs` (by name) and produces `name`.
 
-    `fallback(message, answers)` is its answer when it raised (a doctor bug, noted, never fatal),
-    from the message and the answers known so far; `what` names it in that note.
+    `fallback(message, answers)` is its answer when it met a machine it did not expect (noted, never
+    fatal; a mistake in the doctor's own code propagates, `_result`), from the message and the answers
+    known so far; `what` names it in that note.
     """
 
     name: str
@@ -236,16 +238,18 @@ def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
     )
 
 
+@lru_cache(maxsize=1)
 def contributed() -> Tuple[Step, ...]:
     """The steps probe modules declare themselves (a line `STEP = Step(...)` in `probe/<name>.py`):
     a new fact's probe joins the plan without a line here. Only the modules that declare one are
-    imported (the others load when a step needs them, as before)."""
+    imported (the others load when a step needs them, as before). Read once a process: the files
+    are the package's own, and a check gathers facts more than once."""
     import importlib
 
     folder = os.path.dirname(os.path.abspath(__file__))
     out = []
     for entry in sorted(os.listdir(folder)):
-        if not entry.endswith(".py") or entry.startswith("_") or entry == "command.py":
+        if not entry.endswith(".py") or entry.startswith("_"):
             continue
         try:
             with open(os.path.join(folder, entry), encoding="utf-8") as f:
