@@ -57,7 +57,7 @@ def build_report(python: Optional[str] = None, log: Optional[str] = None, static
     interpreter = resolve_python(python)
     triaged = None
     if log is not None:
-        from inductor_doctor.commands.triage import triage_file
+        from inductor_doctor.triage.engine import triage_file
 
         triaged = triage_file(log)  # streamed; an unreadable log is a usage error before any work
     box: Dict[str, CollectEnv] = {}
@@ -71,9 +71,9 @@ def build_report(python: Optional[str] = None, log: Optional[str] = None, static
         collected = from_facts(data["environment"], collected.error)
     triage = None
     if triaged is not None:
-        from inductor_doctor.commands.triage import offer_check
+        from inductor_doctor.triage.engine import offer_check
 
-        triaged.check = offer_check(triaged, python, False)
+        triaged.check = offer_check(triaged, python)
         triage = triaged.to_dict()
     return ReportDocument(data["environment"], data["results"], collected, triage,
                           {"python": interpreter, "check": data.get("meta", {})})

@@ -23,7 +23,6 @@ from inductor_doctor.run.process import Completed
 SCHEMA = "inductor-doctor/run/v1"
 
 
-
 @dataclass
 class RunDocument:
     """A failed command's diagnosis: how it ended, the triage of its output, the checks run here."""
@@ -65,7 +64,7 @@ class RunDocument:
 def diagnose(completed: Completed, timeout_s: Optional[float] = None, report: Optional[str] = None,
              confirm: bool = True) -> RunDocument:
     """The triage of what the failed command wrote, and the matched issues' checks run here now."""
-    from inductor_doctor.commands.diagnosis import confirm_here, matched_ids, summary, triage_output
+    from inductor_doctor.triage.diagnosis import matched_ids, summary, triage_output
 
     start = time.perf_counter()
     data = completed.capture.data()
@@ -78,6 +77,20 @@ def diagnose(completed: Completed, timeout_s: Optional[float] = None, report: Op
     if report:
         document.report_document = report_of(data)
     return document
+
+
+def confirm_here(ids: List[str], timeout_s: Optional[float], python: Optional[str] = None) -> Dict[str, Any]:
+    """The matched issues' checks, canaries included, run now on this machine (`check --only`)."""
+    from inductor_doctor.commands.check import CheckRequest, run_check
+    from inductor_doctor.core.codes import UsageError
+
+    if not ids:
+        return {"ran": False, "results": [], "error": None}
+    try:
+        report = run_check(CheckRequest(python=python, only=list(ids), timeout_s=timeout_s, remember=False))
+    except UsageError as exc:
+        return {"ran": False, "results": [], "error": str(exc)}
+    return {"ran": True, "results": [f.to_dict() for f in report.findings], "error": None}
 
 
 def report_of(data: bytes) -> Any:

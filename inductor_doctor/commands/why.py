@@ -124,7 +124,7 @@ def why(request: WhyRequest, progress: Any = None) -> WhyDocument:
 
 
 def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
-    from inductor_doctor.commands.diagnosis import matched_ids, summary, triage_output
+    from inductor_doctor.triage.diagnosis import matched_ids, summary, triage_output
 
     user_env = dict(os.environ)
     jobs = request.jobs or default_jobs()
