@@ -592,7 +592,7 @@ def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
     if command == "triage":  # 0: the log is diagnosed (a sure match, or with --match possible any match)
         return int(ExitCode.OK if document.diagnosed else ExitCode.FINDINGS)
     if command == "why":
-        if document.conclusion["kind"] == "baseline-passed":
+        if document.conclusion.kind == "baseline-passed":
             return int(ExitCode.USAGE)
         return int(ExitCode.OK if document.decided else ExitCode.FINDINGS)
     if command in ("check", "merge") and policy is not None:
