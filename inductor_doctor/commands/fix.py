@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.codes import UsageError
+from inductor_doctor.core.document import Document
 from inductor_doctor.core.model import Progress
 from inductor_doctor.fix.shell import env_effect
+from inductor_doctor.kb import KB_VERSION
 
-SCHEMA = "inductor-doctor/fix/v1"
 FLAGGED = ("affected", "likely")
 
 
@@ -42,22 +43,17 @@ class FixItem:
 
 
 @dataclass
-class FixDocument:
+class FixDocument(Document):
     python: str
     items: List[FixItem]
     checked_at: Optional[str]
     skipped: List[str] = field(default_factory=list)  # workarounds the installed versions make moot
     settings_differ: List[str] = field(default_factory=list)  # the check's settings, where not this process's
     command: str = "fix"
+    kb_version: str = KB_VERSION
 
-    def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.core.version import __version__
-        from inductor_doctor.kb import KB_VERSION
-
+    def body(self) -> Dict[str, Any]:
         return {
-            "schema": SCHEMA,
-            "tool_version": __version__,
-            "kb_version": KB_VERSION,
             "python": self.python,
             "checked_at": self.checked_at,
             "results": [i.to_dict() for i in self.items],

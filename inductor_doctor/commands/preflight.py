@@ -27,18 +27,22 @@ import shutil
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
+from inductor_doctor.core.document import Document, schema_for
 from inductor_doctor.core.files import file_key
 
 #: Findings at these statuses, of error severity, make a device unusable.
 BLOCKING = ("affected", "likely", "inconclusive")
-SCHEMA = "inductor-doctor/preflight/v1"
+SCHEMA = schema_for("preflight")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(Document):
     """The answer: `usable`, and why. `bool(verdict)` is `usable`."""
+
+    command: ClassVar[str] = "preflight"
+    ENVELOPE: ClassVar[Tuple[str, ...]] = ("schema",)  # a library's answer, and its record
 
     usable: bool
     device: str
@@ -54,9 +58,8 @@ class Verdict:
     def __bool__(self) -> bool:
         return self.usable
 
-    def to_dict(self) -> Dict[str, Any]:
+    def body(self) -> Dict[str, Any]:
         return {
-            "schema": SCHEMA,
             "usable": self.usable,
             "device": self.device,
             "reason": self.reason,

@@ -1,4 +1,4 @@
-"""`probe`: the toolchain report alone, as a document (`Report` with no findings)."""
+"""`probe`: the toolchain report alone, as a document (a `Report` with no verdicts to list)."""
 
 from __future__ import annotations
 
@@ -25,14 +25,21 @@ def environment_of(facts: Any) -> Dict[str, Any]:
     return env
 
 
-def probe_report(python: Optional[str] = None, live: bool = False) -> Report:
+class ProbeDocument(Report):
+    """The probe's report: its JSON has the environment and `meta`, and no results or summary."""
+
+    def body(self) -> Dict[str, Any]:
+        return {k: v for k, v in super().body().items() if k not in ("results", "summary")}
+
+
+def probe_report(python: Optional[str] = None, live: bool = False) -> ProbeDocument:
     from inductor_doctor.kb import KB_VERSION
     from inductor_doctor.probe import gather
     from inductor_doctor.probe.target import resolve_python
 
     target = resolve_python(python)
     facts = gather(target, live=live)
-    return Report(
+    return ProbeDocument(
         command="probe",
         environment=environment_of(facts),
         findings=[],

@@ -14,31 +14,26 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from inductor_doctor.core.document import Document
+from inductor_doctor.kb import KB_VERSION
 from inductor_doctor.report.collect_env import CollectEnv, from_facts, run_collect_env
-
-SCHEMA = "inductor-doctor/report/v1"
 
 
 @dataclass
-class ReportDocument:
+class ReportDocument(Document):
     environment: Dict[str, Any]
     findings: List[Dict[str, Any]]
     collect_env: CollectEnv
     triage: Optional[Dict[str, Any]] = None
     meta: Dict[str, Any] = field(default_factory=dict)
     command: str = "report"
+    kb_version: str = KB_VERSION
 
-    def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.core.version import __version__
-        from inductor_doctor.kb import KB_VERSION
-
+    def body(self) -> Dict[str, Any]:
         summary: Dict[str, int] = {}
         for f in self.findings:
             summary[f["status"]] = summary.get(f["status"], 0) + 1
         return {
-            "schema": SCHEMA,
-            "tool_version": __version__,
-            "kb_version": KB_VERSION,
             "environment": self.environment,
             "results": self.findings,
             "summary": summary,

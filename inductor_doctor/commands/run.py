@@ -18,17 +18,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from inductor_doctor.core.document import Document
+from inductor_doctor.kb import KB_VERSION
 from inductor_doctor.run.process import Completed
-
-SCHEMA = "inductor-doctor/run/v1"
 
 
 @dataclass
-class RunDocument:
+class RunDocument(Document):
     """A failed command's diagnosis: how it ended, the triage of its output, the checks run here."""
 
     argv: List[str]
-    exit_code: int
+    returncode: int  # the command's own exit status (its JSON's `exit_code`)
     signal: Optional[int]
     duration_s: float
     captured_bytes: int
@@ -39,17 +39,12 @@ class RunDocument:
     diagnosis_s: float = 0.0
     report_document: Any = None  # what --report FILE gets (the CLI renders it)
     command: str = "run"
+    kb_version: str = KB_VERSION
 
-    def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.core.version import __version__
-        from inductor_doctor.kb import KB_VERSION
-
+    def body(self) -> Dict[str, Any]:
         return {
-            "schema": SCHEMA,
-            "tool_version": __version__,
-            "kb_version": KB_VERSION,
             "command_line": shlex.join(self.argv),
-            "exit_code": self.exit_code,
+            "exit_code": self.returncode,
             "signal": self.signal,
             "duration_s": round(self.duration_s, 3),
             "output": {"stderr_bytes": self.output_bytes, "kept_bytes": self.captured_bytes},

@@ -20,13 +20,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from inductor_doctor.core.codes import UsageError
+from inductor_doctor.core.codes import ExitCode, UsageError
+from inductor_doctor.core.document import Document, Policy
+from inductor_doctor.kb import KB_VERSION
 from inductor_doctor.why import runs
 from inductor_doctor.why.attempt import Attempt, Launch, run_attempt
 from inductor_doctor.why.conclude import Conclusion, Kind, baseline_passed, conclude
 from inductor_doctor.why.runs import STOPPED, Session, Tried
-
-SCHEMA = "inductor-doctor/why/v1"
 
 
 @dataclass
@@ -40,7 +40,7 @@ class WhyRequest:
 
 
 @dataclass
-class WhyDocument:
+class WhyDocument(Document):
     argv: List[str]
     baseline: Attempt
     triage: Dict[str, Any]
@@ -53,20 +53,21 @@ class WhyDocument:
     report: Optional[str] = None
     report_document: Any = None  # what --report FILE gets (the CLI renders it)
     command: str = "why"
+    kb_version: str = KB_VERSION
 
     @property
     def decided(self) -> bool:
         return self.conclusion.decided
 
-    def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.core.version import __version__
-        from inductor_doctor.kb import KB_VERSION
+    def outcome(self, policy: Policy) -> ExitCode:
+        """0: a variation names the cause; 1: none does; 2: the command did not fail at all."""
+        if self.conclusion.kind is Kind.BASELINE_PASSED:
+            return ExitCode.USAGE
+        return ExitCode.OK if self.decided else ExitCode.FINDINGS
 
+    def body(self) -> Dict[str, Any]:
         ran = sum(t.attempt is not None and t.status != STOPPED for t in self.tried)
         return {
-            "schema": SCHEMA,
-            "tool_version": __version__,
-            "kb_version": KB_VERSION,
             "command_line": shlex.join(self.argv),
             "baseline": self.baseline.to_dict(self.scrub),
             "triage": self.triage,

@@ -26,13 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.core.model import KnownIssue, Severity, UsageError
+from inductor_doctor.core.document import Document, Policy
+from inductor_doctor.core.model import ExitCode, KnownIssue, Severity, UsageError
+from inductor_doctor.kb import KB_VERSION
 from inductor_doctor.triage.context import DROP, LogContext, predicates
 from inductor_doctor.triage.facts import FACT_PREDICATES, FACTS
 from inductor_doctor.triage.stream import LogStats, ProbeHits, ScanResult, Source, blocks, scan_stream
 from inductor_doctor.triage.versions import already_met, in_range
 
-SCHEMA = "inductor-doctor/triage/v1"
 FIND_SPEC_TIMEOUT_S = 30.0
 
 EXACT, PARTIAL, VERSION_ONLY = "exact", "partial", "version-only"
@@ -127,7 +128,7 @@ class IssueMatch:
 
 
 @dataclass
-class TriageResult:
+class TriageResult(Document):
     """The `explain --log` document: the matches, best first, and the confirming check."""
 
     log: LogInput
@@ -138,6 +139,7 @@ class TriageResult:
     command: str = "triage"
     #: What counts as a diagnosis for the exit code: "sure" ("this is X" only) or "possible".
     match_at: str = "sure"
+    kb_version: str = KB_VERSION
 
     @property
     def matched(self) -> List[IssueMatch]:
@@ -151,8 +153,36 @@ class TriageResult:
             return bool(self.matched)
         return any(m.confidence == EXACT for m in self.matches)
 
-    def to_dict(self) -> Dict[str, Any]:
-        return to_dict(self)
+    def outcome(self, policy: Policy) -> ExitCode:
+        """0: the log is diagnosed; 1: it is not."""
+        return ExitCode.OK if self.diagnosed else ExitCode.FINDINGS
+
+    def body(self) -> Dict[str, Any]:
+        matched = self.matched
+        return {
+            "environment": {
+                "log": {
+                    "source": self.log.source,
+                    "bytes": self.log.size,
+                    "lines": self.log.lines,
+                    "truncated": self.log.truncated,
+                    "ansi_stripped": self.log.ansi_stripped,
+                    "encoding": self.log.encoding,
+                },
+                "versions": self.versions,
+            },
+            "results": [m.to_dict() for m in self.matches],
+            "summary": {
+                "matched": len(matched),
+                "exact": sum(m.confidence == EXACT for m in matched),
+                "partial": sum(m.confidence == PARTIAL for m in matched),
+                "version_only": sum(m.confidence == VERSION_ONLY for m in self.matches),
+                "diagnosed": self.diagnosed,
+                "match": self.match_at,
+            },
+            "check": self.check,
+            "meta": {"duration_s": round(self.duration_s, 3)},
+        }
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -462,40 +492,3 @@ def offer_check(result: TriageResult, python: Optional[str]) -> Dict[str, Any]:
     if not ok:
         block["reason"] = f"{why}: install it, then run the command to confirm"
     return block
-
-
-# --- output ------------------------------------------------------------------------------------
-
-
-def to_dict(result: TriageResult) -> Dict[str, Any]:
-    from inductor_doctor.core.version import __version__
-    from inductor_doctor.kb import KB_VERSION
-
-    matched = result.matched
-    return {
-        "schema": SCHEMA,
-        "tool_version": __version__,
-        "kb_version": KB_VERSION,
-        "environment": {
-            "log": {
-                "source": result.log.source,
-                "bytes": result.log.size,
-                "lines": result.log.lines,
-                "truncated": result.log.truncated,
-                "ansi_stripped": result.log.ansi_stripped,
-                "encoding": result.log.encoding,
-            },
-            "versions": result.versions,
-        },
-        "results": [m.to_dict() for m in result.matches],
-        "summary": {
-            "matched": len(matched),
-            "exact": sum(m.confidence == EXACT for m in matched),
-            "partial": sum(m.confidence == PARTIAL for m in matched),
-            "version_only": sum(m.confidence == VERSION_ONLY for m in result.matches),
-            "diagnosed": result.diagnosed,
-            "match": result.match_at,
-        },
-        "check": result.check,
-        "meta": {"duration_s": round(result.duration_s, 3)},
-    }
