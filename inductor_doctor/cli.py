@@ -272,7 +272,7 @@ def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep
         if outcome.document is None:  # ranks other than 0 hand their report over and say nothing
             return outcome.exit_code
         return deliver(outcome.document, fmt, output, redact, policy)
-    from inductor_doctor.commands.check import run_check
+    from inductor_doctor.commands.check import check as run_check
     from inductor_doctor.render.progress import progress_display
 
     with progress_display(enabled=not quiet) as progress:
@@ -293,7 +293,7 @@ def report(log: Optional[str], static: bool, fmt: str, python: Optional[str], ou
            no_redact: bool, quiet: bool) -> int:
     """What a bug report needs, in one collapsible Markdown block: torch's collect_env (every field),
     the compile-stack facts, the known-issue verdicts, and with --log the failing log's triage."""
-    from inductor_doctor.commands.report import build_report
+    from inductor_doctor.commands.report import report as build_report
     from inductor_doctor.render.progress import progress_display
 
     with progress_display(enabled=not quiet) as progress:

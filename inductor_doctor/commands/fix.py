@@ -10,10 +10,8 @@ releases the installed versions are past (an upgrade to what is there) is not of
 
 from __future__ import annotations
 
-import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.codes import UsageError
 from inductor_doctor.core.document import Document
@@ -152,11 +150,11 @@ def _why_advice(kind: str, command: Optional[str]) -> str:
 
 
 def _try(issue_id: str, effect: Dict[str, Optional[str]], python: Optional[str]) -> tuple:
-    """The issue's check again with `effect` applied: verified when nothing is flagged any more."""
-    from inductor_doctor.commands.check import CheckRequest, run_check
+    """The issue's check again under `effect` (the request's environment; this process's is never
+    changed): verified when nothing is flagged any more."""
+    from inductor_doctor.check.flow import CheckRequest, run_check
 
-    with _environment(effect):
-        report = run_check(CheckRequest(python=python, only=[issue_id], remember=False))
+    report = run_check(CheckRequest(python=python, only=[issue_id], remember=False, env=effect))
     mine = [f for f in report.findings if f.id == issue_id]
     still = [f for f in mine if f.status.value not in ("ok", "not-applicable")]
     if mine and not still:
@@ -166,22 +164,3 @@ def _try(issue_id: str, effect: Dict[str, Optional[str]], python: Optional[str])
         return False, "tried here: the check had nothing to say with it"
     first = still[0]
     return False, f"tried here: {first.device} is still {first.status.value} with it ({first.reason})"
-
-
-@contextmanager
-def _environment(effect: Mapping[str, Optional[str]]) -> Iterator[None]:
-    """`effect` applied to os.environ (None unsets) for the block, then the variables as they were."""
-    saved = {k: os.environ.get(k) for k in effect}
-    try:
-        _apply(effect)
-        yield
-    finally:
-        _apply(saved)
-
-
-def _apply(values: Mapping[str, Optional[str]]) -> None:
-    for k, v in values.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v

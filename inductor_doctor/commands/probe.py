@@ -4,25 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
+from inductor_doctor.check.environment import environment_of
 from inductor_doctor.core.model import Report
 from inductor_doctor.core.version import __version__
-from inductor_doctor.probe.host import host_info
-
-
-def environment_of(facts: Any) -> Dict[str, Any]:
-    """A report's `environment`: the facts, the const_data_ptr ABI verdict the knowledge base
-    reaches on the ABI facts (first in `abi`, as `status` and `reason`), and the host."""
-    from inductor_doctor.kb.const_data_ptr_abi import judge
-
-    env = facts.to_dict()
-    abi = env.get("abi")
-    if isinstance(abi, dict):
-        status, reason = judge(facts.abi)
-        for fact in ("stage", "error"):  # what the verdict is made of; the report states the verdict
-            abi.pop(fact, None)
-        env["abi"] = {"status": status.value if status else None, "reason": reason, **abi}
-    env["host"] = host_info()
-    return env
 
 
 class ProbeDocument(Report):

@@ -65,41 +65,17 @@ def diagnose(completed: Completed, timeout_s: Optional[float] = None, report: Op
     data = completed.capture.data()
     result = triage_output(data, "stderr of " + shlex.join(completed.argv)[:200])
     ids = matched_ids(result)
-    check = confirm_here(ids, timeout_s) if confirm and ids else {"ran": False, "results": [], "error": None}
+    check: Dict[str, Any] = {"ran": False, "results": [], "error": None}
+    if confirm and ids:
+        from inductor_doctor.check import flow  # the check machinery loads only to confirm
+
+        confirmed = flow.confirm(ids, timeout_s=timeout_s, remember=False)
+        check = {"ran": confirmed.ran, "results": confirmed.results(), "error": confirmed.error}
     document = RunDocument(completed.argv, completed.exit_code, completed.signal, completed.duration_s,
                            len(data), completed.capture.total, summary(result), check, report,
                            time.perf_counter() - start)
     if report:
+        from inductor_doctor.report.block import report_of
+
         document.report_document = report_of(data)
     return document
-
-
-def confirm_here(ids: List[str], timeout_s: Optional[float], python: Optional[str] = None) -> Dict[str, Any]:
-    """The matched issues' checks, canaries included, run now on this machine (`check --only`)."""
-    from inductor_doctor.commands.check import CheckRequest, run_check
-    from inductor_doctor.core.codes import UsageError
-
-    if not ids:
-        return {"ran": False, "results": [], "error": None}
-    try:
-        report = run_check(CheckRequest(python=python, only=list(ids), timeout_s=timeout_s, remember=False))
-    except UsageError as exc:
-        return {"ran": False, "results": [], "error": str(exc)}
-    return {"ran": True, "results": [f.to_dict() for f in report.findings], "error": None}
-
-
-def report_of(data: bytes) -> Any:
-    """`--report FILE`'s document: the `report` block (static verdicts) with the triage of this
-    output; the CLI renders it, redacted, into the file."""
-    import os
-    import tempfile
-
-    from inductor_doctor.commands.report import build_report
-
-    fd, log = tempfile.mkstemp(prefix="inductor-doctor-run-", suffix=".log")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        return build_report(log=log, static=True)
-    finally:
-        os.unlink(log)

@@ -9,9 +9,9 @@ the log is diagnosed (a sure match; with `--match possible`, a "looks like" too)
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Optional, Sequence
+from typing import Optional
 
-from inductor_doctor.core.model import UsageError
+from inductor_doctor.core.model import FailOn, exit_code_for
 from inductor_doctor.triage.engine import TriageResult, offer_check, triage_file
 
 
@@ -30,20 +30,13 @@ def triage(
     result.match_at = match_at
     result.check = offer_check(result, python)
     if confirm and result.check["available"]:
-        result.check.update(_run_check([m.issue.id for m in result.matched], python))
+        from inductor_doctor.check import flow  # the check machinery loads only to confirm
+
+        confirmed = flow.confirm([m.issue.id for m in result.matched], python)
+        report = confirmed.report
+        code = int(exit_code_for(report.findings, FailOn.AFFECTED)) if report is not None else None
+        result.check.update(ran=confirmed.ran, exit_code=code, results=confirmed.results(),
+                            error=confirmed.error)
     result.duration_s = time.perf_counter() - start
     return result
 
-
-def _run_check(ids: Sequence[str], python: Optional[str]) -> Dict[str, Any]:
-    """The confirming check, in this process: its canaries are subprocesses like any check's, so an
-    interrupt stops them all and nothing is orphaned."""
-    from inductor_doctor.commands.check import CheckRequest, run_check
-    from inductor_doctor.core.model import FailOn, exit_code_for
-
-    try:
-        report = run_check(CheckRequest(python=python, only=list(ids)))
-    except UsageError as exc:
-        return {"ran": False, "exit_code": None, "results": [], "error": str(exc)}
-    return {"ran": True, "exit_code": int(exit_code_for(report.findings, FailOn.AFFECTED)),
-            "results": [f.to_dict() for f in report.findings], "error": None}

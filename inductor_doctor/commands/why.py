@@ -122,7 +122,7 @@ def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
     document = WhyDocument(list(request.argv), baseline, found, tried, conclusion, jobs, timeout,
                            time.monotonic() - start, session.scrub, request.report)
     if request.report:
-        from inductor_doctor.commands.run import report_of
+        from inductor_doctor.report.block import report_of
 
         document.report_document = report_of(baseline.output)
     return document
