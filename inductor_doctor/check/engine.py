@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
@@ -39,6 +39,9 @@ class CheckOptions:
     jobs: int = 1
     store: Optional[CanaryStore] = None  # the canary cache; None keeps and reuses nothing
     canary_env: Dict[str, str] = field(default_factory=dict)  # given to every canary (machine facts)
+    #: The environment every canary starts from (a request's, with a workaround applied); None: this
+    #: process's.
+    base_env: Optional[Mapping[str, str]] = None
     #: GPUs ("cuda:0") nearly full (nearly_full_gpus): their canaries run one at a time.
     crowded: Tuple[str, ...] = ()
 
@@ -265,7 +268,7 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
     interrupted: Optional[BaseException] = None
     if todo:
         try:
-            run_all(todo, options.jobs, done, lambda job: progress.started(job.key), groups)
+            run_all(todo, options.jobs, done, lambda job: progress.started(job.key), groups, options.base_env)
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM turned into one: keep what finished
             interrupted = exc
     return runs, interrupted

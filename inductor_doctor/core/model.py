@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.core.codes import ExitCode, FailOn, UsageError
+from inductor_doctor.core.document import Document, Policy
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -395,8 +396,9 @@ class Progress:
 
 
 @dataclass
-class Report:
-    """What a command found, ready to render. `command` names the JSON schema it follows."""
+class Report(Document):
+    """What `check` (and `plan`, `probe`) found, ready to render: the environment, one finding per
+    issue and device, the summary, and `meta`. `command` names the JSON schema it follows."""
 
     command: str
     environment: Mapping[str, Any]
@@ -405,17 +407,17 @@ class Report:
     kb_version: str
     meta: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def schema(self) -> str:
-        return f"inductor-doctor/{self.command}/v1"
-
-    def to_dict(self) -> dict[str, Any]:
+    def body(self) -> dict[str, Any]:
         return {
-            "schema": self.schema,
-            "tool_version": self.tool_version,
-            "kb_version": self.kb_version,
             "environment": dict(self.environment),
             "results": [f.to_dict() for f in self.findings],
             "summary": summarize(self.findings),
             "meta": dict(self.meta),
         }
+
+    def outcome(self, policy: Policy) -> ExitCode:
+        """A finding at or above `--fail-on` fails the run (`exit_code_for`)."""
+        if policy is None:
+            return ExitCode.OK
+        fail_on, warnings = policy
+        return exit_code_for(self.findings, fail_on, warnings)

@@ -78,14 +78,15 @@ class LiveProbe:
     before anything else, it overlaps the rest of the probe and, in `check`, the canaries.
     """
 
-    def __init__(self, python: str, timeout_s: float = 60.0) -> None:
+    def __init__(self, python: str, timeout_s: float = 60.0,
+                 environ: Optional[Dict[str, str]] = None) -> None:
         from inductor_doctor.probe import live as live_probe
 
         self.python = python
         self.cancel = threading.Event()
         self._kept: Optional[Dict[str, Any]] = None
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="indoc-live")
-        self._future = self._pool.submit(live_probe.query, python, timeout_s, self.cancel)
+        self._future = self._pool.submit(live_probe.query, python, timeout_s, self.cancel, environ)
         self._abi: Optional[Future[AbiInfo]] = None
 
     def defer_abi(self, job: Callable[[], AbiInfo]) -> None:
@@ -166,7 +167,7 @@ def _cuda_static(toolkit_cuda: CudaInfo, pkgs: Dict[str, str], torch_info: Optio
 
 
 def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
-    """Every static probe, declared with what it needs: `python`, `environ` (os.environ) and `step`
+    """Every static probe, declared with what it needs: `python`, `environ` (the environment) and `step`
     (a probe's time budget) are given, the rest are other steps' answers; a section of the facts is
     the answer of the step its declaration names (`probe=` in `core/facts.py`). With a `live_probe`,
     the ABI compile is deferred to it (it runs beside the canaries) and the first facts say it is
@@ -196,7 +197,7 @@ def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
         return replace(triton, bundled_ptxas_version=cuda.ptxas_version(triton.bundled_ptxas)[0])
 
     return (
-        Step("target", ("python", "step"), target.query, lambda m, known: {"error": m}, "target"),
+        Step("target", ("python", "step", "environ"), target.query, lambda m, known: {"error": m}, "target"),
         Step("driver", ("environ",), cuda.driver_info, lambda m, known: CudaInfo(notes=[m]), "driver"),
         Step("caches", ("environ",), caches.gather_caches, what="cache directories"),
         Step("env", ("environ",), relevant_env),
@@ -295,9 +296,11 @@ def gather(
     timeout_s: float = 60.0,
     use_cache: Optional[bool] = None,
     live_probe: Optional[LiveProbe] = None,
+    environ: Optional[Dict[str, str]] = None,
 ) -> Facts:
     """Every fact the checks read, as one snapshot nothing mutates afterwards. Never raises for a
-    sick environment: gaps are recorded.
+    sick environment: gaps are recorded. `environ` is the environment the facts are read under
+    (this process's by default; a check's request may change it, as `fix` does to try a workaround).
 
     `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
     same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
@@ -311,8 +314,8 @@ def gather(
 
     start = time.monotonic()
     python = python or sys.executable
-    env = dict(os.environ)
-    own_live = LiveProbe(python, timeout_s) if live and live_probe is None else None
+    env = dict(os.environ if environ is None else environ)
+    own_live = LiveProbe(python, timeout_s, env) if live and live_probe is None else None
     given = {"python": python, "environ": env, "step": min(timeout_s, PROBE_TIMEOUT_S)}
     answers, notes = run_plan(plan(live_probe), given)
     # Each section from the step its declaration names; the live ones come in the second stage.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_doctor.commands.probe import environment_of
+from inductor_doctor.check.environment import environment_of
 from inductor_doctor.core.facts import AbiInfo, CudaInfo, Facts, GPUInfo, PythonInfo, TorchInfo
 from inductor_doctor.probe import _elf, compiler, cuda, live, relevant_env, target, torch_build
 from inductor_doctor.probe._proc import run

@@ -105,16 +105,18 @@ COMMAND_MODULE = '''"""`inductor-doctor count`: how many known issues there are 
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from inductor_doctor.kb import registry
+from inductor_doctor.core.document import Document
+from inductor_doctor.kb import KB_VERSION, registry
 
 
 @dataclass
-class Count:
+class Count(Document):
     issues: int
-    command = "count"
+    command: str = "count"
+    kb_version: str = KB_VERSION
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"schema": "inductor-doctor/count/v1", "issues": self.issues}
+    def body(self) -> Dict[str, Any]:
+        return {"issues": self.issues}
 
 
 def count_issues() -> Count:
@@ -125,8 +127,9 @@ COMMAND_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://inductor-doctor.invalid/schemas/count.schema.json",
     "type": "object",
-    "required": ["schema", "issues"],
-    "properties": {"schema": {"const": "inductor-doctor/count/v1"}, "issues": {"type": "integer"}},
+    "required": ["schema", "tool_version", "kb_version", "issues"],
+    "properties": {"schema": {"const": "inductor-doctor/count/v1"}, "tool_version": {"type": "string"},
+                   "kb_version": {"type": "string"}, "issues": {"type": "integer"}},
     "additionalProperties": False,
 }
 
@@ -164,7 +167,7 @@ def test_recipe_2_a_command_is_a_module_a_schema_a_renderer_and_a_click_command(
     number = int(shown.stdout.split()[0])
     as_json = doctor(copy, ["count", "--format", "json"])
     data = json.loads(as_json.stdout)
-    assert data == {"schema": "inductor-doctor/count/v1", "issues": number} and number > 30
+    assert data["schema"] == "inductor-doctor/count/v1" and data["issues"] == number and number > 30
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(data, COMMAND_SCHEMA)
     env = doctor(copy, ["count"], INDUCTOR_DOCTOR_FORMAT="json")  # every option reads its variable
