@@ -1,16 +1,29 @@
-"""Turns facts, static rules and canary runs into findings: one per issue and device.
+"""Turns facts, static rules and canary runs into findings: one per issue and device, and one per
+`--artifact`.
 
 Three steps, each its own function: plan (every issue's rule on the facts, and the canary jobs
-that can run here), run (the jobs not answered by the canary cache, in parallel, slowest first),
-and decide (check/verdict.py: the one table of what a rule and a canary together are worth).
+that can run here: one `Cell` per issue and device, one `ArtifactCell` per artifact), run (the jobs
+not answered by the canary cache, in parallel, slowest first: one pool, one replay, one cache for
+every cell), and decide (check/verdict.py: the one table of what a rule and a canary together are
+worth).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from inductor_doctor.artifact.host import host_view
+from inductor_doctor.check.artifacts import (
+    Judged,
+    judge,
+    load_job,
+    load_outcome,
+    row_finding,
+    row_ids,
+    stored_key,
+)
 from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
@@ -44,6 +57,8 @@ class CheckOptions:
     base_env: Optional[Mapping[str, str]] = None
     #: GPUs ("cuda:0") nearly full (nearly_full_gpus): their canaries run one at a time.
     crowded: Tuple[str, ...] = ()
+    #: Compiled artifacts (`artifact.read_artifact`'s facts) to check against this host: one row each.
+    artifacts: Sequence[Any] = ()
 
 
 @dataclass
@@ -144,6 +159,70 @@ class Cell:
     def key(self) -> Tuple[str, str]:
         return self.issue.id, self.device
 
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        """Its canary's key in the canary cache: everything the outcome depends on."""
+        assert self.job is not None
+        return store.key(self.job, HARNESS)
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        outcome: Optional[CanaryOutcome] = None
+        if canary_run is not None and self.job is not None:
+            outcome = canary_outcome(self.issue, canary_run)
+        elif self.job is not None and interrupted:
+            outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+        kinds = "/".join(k.value for k in self.issue.devices)
+        return decide(self.rule, self.present, outcome, self.not_run, kinds)
+
+
+@dataclass
+class ArtifactCell:
+    """One `--artifact` on the device it targets: the artifact issues' judgement (the row's rule) and,
+    where that device is here, the canary that loads it (check/artifacts.py says what decides it)."""
+
+    rid: str  # the row's id: `artifact.<file name>`
+    judged: Judged
+    host: Any  # the host the artifact is judged against (`artifact.host.HostView`)
+    present: bool
+    job: Optional[CanaryJob] = None
+    not_run: str = ""
+
+    @property
+    def key(self) -> Tuple[str, str]:
+        return self.rid, self.judged.device
+
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        """The job's key joined with the artifact's own (its size, time and contents read)."""
+        assert self.job is not None
+        return stored_key(store, self.job, self.judged.artifact)
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        outcome: Optional[CanaryOutcome] = None
+        if canary_run is not None and self.job is not None:
+            outcome = load_outcome(canary_run)
+        elif self.job is not None and interrupted:
+            outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+        return decide(self.judged.decided, self.present, outcome, self.not_run,
+                      self.judged.artifact.device or "cpu")
+
+    def finding(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Finding:
+        verdict = self.decision(canary_run, interrupted)
+        return row_finding(self.rid, self.judged, self.host, verdict, canary_run)
+
+
+def artifact_cells(facts: Facts, options: CheckOptions) -> List[ArtifactCell]:
+    """One cell per artifact, judged against this host's facts; a canary where its device is here."""
+    host = host_view(facts)
+    present = {"cpu", *host.gpus}
+    cells = []
+    for rid, art in zip(row_ids(options.artifacts), options.artifacts):
+        j = judge(art, host)
+        here = j.device in present
+        job = None if options.static or not here else load_job(rid, j, options.python, options.timeout_s,
+                                                                  options.canary_env)
+        not_run = "--static skips canaries" if options.static else f"no {j.device} device here"
+        cells.append(ArtifactCell(rid, j, host, here, job, not_run))
+    return cells
+
 
 def plan(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> List[Cell]:
     cells: List[Cell] = []
@@ -237,9 +316,10 @@ def _replayed(job: CanaryJob, stored: Dict[str, object]) -> CanaryRun:
 
 
 Runs = Dict[Tuple[str, str], CanaryRun]
+AnyCell = Union[Cell, ArtifactCell]
 
 
-def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
+def run(cells: Sequence[AnyCell], options: CheckOptions, progress: Progress,
         groups: Optional[ProcessGroups] = None) -> Tuple[Runs, Optional[BaseException]]:
     """Every cell's canary run, from the cache or run now; and the interrupt that cut it short."""
     store = options.store
@@ -249,7 +329,7 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
     keys: Dict[str, Optional[str]] = {}
     for key, cell in by_key.items():
         assert cell.job is not None
-        keys[key] = store.key(cell.job, HARNESS) if store is not None else None
+        keys[key] = cell.store_key(store) if store is not None else None
         stored = store.load(keys[key]) if store is not None else None
         if stored is not None:
             runs[cell.key] = _replayed(cell.job, stored)
@@ -263,7 +343,7 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
         runs[cell.key] = r
         if store is not None:
             store.save(keys[r.job.key], r)
-        progress.finished(r.job.key, decide_cell(cell, r).status.value)
+        progress.finished(r.job.key, cell.decision(r).status.value)
 
     interrupted: Optional[BaseException] = None
     if todo:
@@ -277,14 +357,8 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
 # --- 3. decide --------------------------------------------------------------------------------------
 
 
-def decide_cell(cell: Cell, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
-    outcome: Optional[CanaryOutcome] = None
-    if canary_run is not None and cell.job is not None:
-        outcome = canary_outcome(cell.issue, canary_run)
-    elif cell.job is not None and interrupted:
-        outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
-    kinds = "/".join(k.value for k in cell.issue.devices)
-    return decide(cell.rule, cell.present, outcome, cell.not_run, kinds)
+def decide_cell(cell: AnyCell, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+    return cell.decision(canary_run, interrupted)
 
 
 def run_checks(
@@ -298,7 +372,8 @@ def run_checks(
     """Every issue on every device, in two explicit stages. The canaries start on the static
     snapshot; `finish_facts` (the live probe and the ABI compile, which run beside them) returns the
     whole facts as a new snapshot, and the verdicts are decided on that one: the rules run on it,
-    and a canary it allows that the static one did not runs then."""
+    and a canary it allows that the static one did not runs then. The artifacts' rows come last,
+    judged on the whole facts, their load canaries in the same pool and cache."""
     start = time.monotonic()
     progress = progress or Progress()
     cells = plan(facts, issues, options)
@@ -310,6 +385,12 @@ def run_checks(
         if late:  # a canary the whole facts allow that the first ones did not
             more, interrupted = run(late, options, progress, groups)
             runs.update(more)
+    rows: List[ArtifactCell] = []
+    if options.artifacts and interrupted is None:
+        progress.phase("loading artifacts")
+        rows = artifact_cells(facts, options)
+        more, interrupted = run(rows, options, progress, groups)
+        runs.update(more)
     installed = {name: [info.version] for name, info in (("torch", facts.torch), ("triton", facts.triton),
                                                           ("torch-xla", facts.xla)) if info and info.version}
     findings = []
@@ -322,6 +403,7 @@ def run_checks(
         found = _finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0, advised[cell.issue.id])
         findings.append(_applicable(found, installed))
     findings = _explained_by_others(findings, issues, runs)
+    findings += [row.finding(runs.get(row.key), interrupted is not None) for row in rows]
     ran = [r for r in runs.values() if not r.cached]
     return CheckResult(
         findings=findings,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from inductor_doctor.check.artifacts import read
 from inductor_doctor.check.canary_env import applied, machine_env
 from inductor_doctor.check.devices import DeviceFilter
 from inductor_doctor.check.engine import CheckResult, Progress, nearly_full_gpus
@@ -120,13 +121,9 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     if plugin_errors:
         meta["plugin_errors"] = [{"entry_point": n, "error": e} for n, e in plugin_errors]
 
-    if request.artifacts:  # a missing or unreadable artifact is the user's error, before any probe
-        from inductor_doctor.check.artifacts import read
-
-        read(request.artifacts)
-    facts, result, findings = _examine(request, python, issues, progress or Progress())
-    if request.artifacts and not facts.python.error and (result is None or result.interrupted is None):
-        findings = findings + _artifact_rows(request, python, facts, progress or Progress())
+    # A missing or unreadable artifact is the user's error, before any probe.
+    artifacts = read(request.artifacts) if request.artifacts else []
+    facts, result, findings = _examine(request, python, issues, artifacts, progress or Progress())
     from inductor_doctor.plan.tailor import tailor
 
     findings = tailor(findings, facts)  # install workarounds written for this machine
@@ -180,7 +177,8 @@ def _notices(findings: Sequence[Finding], issues: Sequence[KnownIssue]) -> List[
 
 
 def _examine(
-    request: CheckRequest, python: str, issues: Sequence[KnownIssue], progress: Progress
+    request: CheckRequest, python: str, issues: Sequence[KnownIssue], artifacts: Sequence[Any],
+    progress: Progress,
 ) -> Tuple[Any, Optional[CheckResult], List[Finding]]:
     """The probe, then the engine: (facts, the engine's result or None, findings).
 
@@ -220,7 +218,7 @@ def _examine(
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
                                timeout_s=request.timeout_s, jobs=jobs, store=store,
                                canary_env=machine_env(facts), base_env=environ,
-                               crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
+                               crowded=tuple(d for d, _ in nearly_full_gpus(facts)), artifacts=artifacts)
         result = run_checks(facts, issues, options, progress, finish_facts=finish)
         findings = result.findings if share is None else share.findings(result.findings)
         return result.facts or facts, result, findings
@@ -229,16 +227,6 @@ def _examine(
             live.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-
-
-def _artifact_rows(request: CheckRequest, python: str, facts: Any, progress: Progress) -> List[Finding]:
-    from inductor_doctor.check.artifacts import check_artifacts
-    from inductor_doctor.check.runner import default_jobs
-
-    progress.phase("loading artifacts")
-    return check_artifacts(request.artifacts, facts, python, static=request.static,
-                           timeout_s=request.timeout_s, jobs=request.jobs or default_jobs(len(facts.gpus)),
-                           env=machine_env(facts), progress=progress, use_cache=request.use_cache)
 
 
 def _report(environment: Dict[str, Any], findings: Sequence[Finding], meta: Dict[str, Any]) -> Report:

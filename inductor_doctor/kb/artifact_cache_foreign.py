@@ -64,6 +64,6 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
 
 
 #: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
-#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+#: artifact to compare; `check --artifact` asks `judge` about each artifact (in `load_order`).
 rule = no_artifact
 predict = no_artifact
