@@ -1,7 +1,7 @@
 """`check --artifact` and `plan --artifact`: what one artifact's row is decided by.
 
 Each artifact is read (artifact/: what it was built for) and put to the artifact issues, each a
-`judge` hook of its known issue, in their `load_order`: the first that says `affected` decides,
+`judge_artifact` hook of its known issue, in their `load_order`: the first that says `affected` decides,
 else the first `likely`; otherwise it is `ok`, with the facts that matched. In `check` the row is a
 cell of the engine (`check/engine.py`'s `ArtifactCell`): planned, run, replayed and kept like every
 cell, where the canary (target/canaries/artifact_load.py) loads the artifact for real in a
@@ -63,10 +63,10 @@ class Judged:
 
 
 def _classes() -> List[KnownIssue]:
-    """The artifact issues (those with a `judge` hook), in the order a load meets them."""
+    """The artifact issues (those with a `judge_artifact` hook), in the order a load meets them."""
     from inductor_doctor.kb import registry
 
-    return sorted((i for i in registry() if i.judge is not None), key=lambda i: i.load_order)
+    return sorted((i for i in registry() if i.judge_artifact is not None), key=lambda i: i.load_order)
 
 
 def read(paths: Sequence[str]) -> List[Any]:
@@ -87,9 +87,9 @@ def read(paths: Sequence[str]) -> List[Any]:
 def judge(art: Any, host: Any, gpus: Sequence[str] = ()) -> Judged:
     outcomes: List[Tuple[KnownIssue, RuleOutcome]] = []
     for issue in _classes():
-        assert issue.judge is not None
+        assert issue.judge_artifact is not None
         try:
-            o = issue.judge(art, host)
+            o = issue.judge_artifact(art, host)
         except Exception as exc:  # noqa: BLE001 - a reader's surprise is a finding, never a traceback
             if own_bug(exc):
                 raise

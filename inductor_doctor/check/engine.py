@@ -39,7 +39,6 @@ from inductor_doctor.core.model import (
     Status,
     Workaround,
 )
-from inductor_doctor.kb._artifacts import artifact_only
 from inductor_doctor.target import canary_path
 
 
@@ -55,8 +54,9 @@ class CheckOptions:
     #: The environment every canary starts from (a request's, with a workaround applied); None: this
     #: process's.
     base_env: Optional[Mapping[str, str]] = None
-    #: GPUs ("cuda:0") nearly full (nearly_full_gpus): their canaries run one at a time.
-    crowded: Tuple[str, ...] = ()
+    #: GPUs ("cuda:0") nearly full: their canaries run one at a time. None: the engine finds them in
+    #: the facts (`nearly_full_gpus`), and says so in `CheckResult.notices`.
+    crowded: Optional[Tuple[str, ...]] = ()
     #: Compiled artifacts (`artifact.read_artifact`'s facts) to check against this host: one row each.
     artifacts: Sequence[Any] = ()
 
@@ -71,6 +71,7 @@ class CheckResult:
     jobs: int = 1  # how many canaries ran at once
     cache_note: Optional[str] = None  # why canary outcomes could not be kept, if so
     facts: Optional[Facts] = None  # the snapshot the verdicts were decided on
+    notices: List[str] = field(default_factory=list)  # what must be said first (a GPU nearly full)
 
 
 def devices_for(issue: KnownIssue, facts: Facts) -> List[str]:
@@ -227,7 +228,7 @@ def artifact_cells(facts: Facts, options: CheckOptions) -> List[ArtifactCell]:
 def plan(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> List[Cell]:
     cells: List[Cell] = []
     for issue in issues:
-        if artifact_only(issue):  # its rows are `--artifact`'s, one per artifact (check/artifacts.py)
+        if issue.judge_artifact is not None:  # its rows are `--artifact`'s, one per artifact (`ArtifactCell`)
             continue
         outcomes = _run_rule(issue, facts)
         devices = devices_for(issue, facts)
@@ -269,7 +270,7 @@ def _attach_canary(cell: Cell, options: CheckOptions) -> None:
             needs=canary.needs,
             env={**options.canary_env, **canary.env},
             affected_signals=tuple(canary.affected_exit_signals),
-            one_at_a_time=_crowded_device(cell.device, options.crowded),
+            one_at_a_time=_crowded_device(cell.device, options.crowded or ()),
         )
 
 
@@ -357,10 +358,6 @@ def run(cells: Sequence[AnyCell], options: CheckOptions, progress: Progress,
 # --- 3. decide --------------------------------------------------------------------------------------
 
 
-def decide_cell(cell: AnyCell, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
-    return cell.decision(canary_run, interrupted)
-
-
 def run_checks(
     facts: Facts,
     issues: Sequence[KnownIssue],
@@ -376,6 +373,9 @@ def run_checks(
     judged on the whole facts, their load canaries in the same pool and cache."""
     start = time.monotonic()
     progress = progress or Progress()
+    find_crowded = options.crowded is None
+    if find_crowded:
+        options = replace(options, crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
     cells = plan(facts, issues, options)
     runs, interrupted = run(cells, options, progress, groups)
     if finish_facts is not None and interrupted is None:
@@ -397,7 +397,7 @@ def run_checks(
     advised: Dict[str, Tuple[Workaround, ...]] = {}
     for cell in cells:
         r = runs.get(cell.key)
-        verdict = decide_cell(cell, r, interrupted is not None)
+        verdict = cell.decision(r, interrupted is not None)
         if cell.issue.id not in advised:
             advised[cell.issue.id] = advice(cell.issue, facts)
         found = _finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0, advised[cell.issue.id])
@@ -414,6 +414,7 @@ def run_checks(
         jobs=options.jobs,
         cache_note=options.store.note if options.store is not None else None,
         facts=facts,
+        notices=[said for _, said in nearly_full_gpus(facts)] if find_crowded else [],
     )
 
 

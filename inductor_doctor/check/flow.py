@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from inductor_doctor.check.artifacts import read
 from inductor_doctor.check.canary_env import applied, machine_env
 from inductor_doctor.check.devices import DeviceFilter
-from inductor_doctor.check.engine import CheckResult, Progress, nearly_full_gpus
+from inductor_doctor.check.engine import CheckResult, Progress
 from inductor_doctor.check.environment import environment_of
 from inductor_doctor.core.model import (
     Basis,
@@ -140,8 +140,7 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     refusal = cache_refusal()
     if refusal:
         meta["cache_note"] = refusal
-    notices = [said for _, said in nearly_full_gpus(facts)] if result is not None else []
-    notices += _notices(findings, issues)
+    notices = (result.notices if result is not None else []) + _notices(findings, issues)
     if notices:
         meta["notices"] = notices
     if result is not None and result.interrupted is not None:
@@ -163,9 +162,10 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
 
 def _artifact_issues_need_an_artifact(request: CheckRequest, issues: Sequence[KnownIssue]) -> None:
     """`--only` naming artifact issues alone, with no `--artifact`, would check nothing: say what to add."""
-    from inductor_doctor.kb._artifacts import NO_ARTIFACT, artifact_only
+    from inductor_doctor.kb._artifacts import NO_ARTIFACT
 
-    if request.only and not request.artifacts and issues and all(artifact_only(i) for i in issues):
+    artifact_issues = all(i.judge_artifact is not None for i in issues)
+    if request.only and not request.artifacts and issues and artifact_issues:
         raise UsageError(f"{', '.join(i.id for i in issues)} {NO_ARTIFACT}")
 
 
@@ -208,9 +208,12 @@ def _examine(
             return facts, None, findings
 
         def finish(facts: Any) -> Any:
-            """The late facts, a second stage: a new snapshot with the live answer and the ABI compile."""
+            """The late facts of this rank's share of the devices (`live.finish` for a whole check)."""
             whole = live.finish(facts) if live is not None else facts
             return share.facts(whole) if share is not None else whole
+
+        # The late facts, a second stage: a new snapshot with the live answer and the ABI compile.
+        late = finish if share is not None else (live.finish if live is not None else None)
 
         progress.phase("checking")
         jobs = request.jobs or default_jobs(len(facts.gpus))
@@ -218,8 +221,8 @@ def _examine(
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
                                timeout_s=request.timeout_s, jobs=jobs, store=store,
                                canary_env=machine_env(facts), base_env=environ,
-                               crowded=tuple(d for d, _ in nearly_full_gpus(facts)), artifacts=artifacts)
-        result = run_checks(facts, issues, options, progress, finish_facts=finish)
+                               crowded=None, artifacts=artifacts)
+        result = run_checks(facts, issues, options, progress, finish_facts=late)
         findings = result.findings if share is None else share.findings(result.findings)
         return result.facts or facts, result, findings
     finally:

@@ -279,7 +279,7 @@ class KnownIssue:
     #: An artifact issue's judgement of one compiled artifact (`ArtifactJudge`): every issue with one
     #: is asked about each `--artifact`, in `load_order` (where a load meets it: 1 first), and the
     #: first that says `affected` decides the artifact's row.
-    judge: Optional[ArtifactJudge] = None
+    judge_artifact: Optional[ArtifactJudge] = None
     load_order: int = 0
 
     def to_dict(self) -> dict[str, Any]:
