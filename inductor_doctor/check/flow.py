@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from inductor_doctor.check.artifacts import read
 from inductor_doctor.check.canary_env import applied, machine_env
 from inductor_doctor.check.devices import DeviceFilter
-from inductor_doctor.check.engine import CheckResult, Progress, nearly_full_gpus
+from inductor_doctor.check.engine import CheckResult, Progress
 from inductor_doctor.check.environment import environment_of
 from inductor_doctor.core.model import (
     Basis,
@@ -120,13 +121,9 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     if plugin_errors:
         meta["plugin_errors"] = [{"entry_point": n, "error": e} for n, e in plugin_errors]
 
-    if request.artifacts:  # a missing or unreadable artifact is the user's error, before any probe
-        from inductor_doctor.check.artifacts import read
-
-        read(request.artifacts)
-    facts, result, findings = _examine(request, python, issues, progress or Progress())
-    if request.artifacts and not facts.python.error and (result is None or result.interrupted is None):
-        findings = findings + _artifact_rows(request, python, facts, progress or Progress())
+    # A missing or unreadable artifact is the user's error, before any probe.
+    artifacts = read(request.artifacts) if request.artifacts else []
+    facts, result, findings = _examine(request, python, issues, artifacts, progress or Progress())
     from inductor_doctor.plan.tailor import tailor
 
     findings = tailor(findings, facts)  # install workarounds written for this machine
@@ -143,8 +140,7 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     refusal = cache_refusal()
     if refusal:
         meta["cache_note"] = refusal
-    notices = [said for _, said in nearly_full_gpus(facts)] if result is not None else []
-    notices += _notices(findings, issues)
+    notices = (result.notices if result is not None else []) + _notices(findings, issues)
     if notices:
         meta["notices"] = notices
     if result is not None and result.interrupted is not None:
@@ -166,9 +162,10 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
 
 def _artifact_issues_need_an_artifact(request: CheckRequest, issues: Sequence[KnownIssue]) -> None:
     """`--only` naming artifact issues alone, with no `--artifact`, would check nothing: say what to add."""
-    from inductor_doctor.kb._artifacts import NO_ARTIFACT, artifact_only
+    from inductor_doctor.kb._artifacts import NO_ARTIFACT
 
-    if request.only and not request.artifacts and issues and all(artifact_only(i) for i in issues):
+    artifact_issues = all(i.judge_artifact is not None for i in issues)
+    if request.only and not request.artifacts and issues and artifact_issues:
         raise UsageError(f"{', '.join(i.id for i in issues)} {NO_ARTIFACT}")
 
 
@@ -180,7 +177,8 @@ def _notices(findings: Sequence[Finding], issues: Sequence[KnownIssue]) -> List[
 
 
 def _examine(
-    request: CheckRequest, python: str, issues: Sequence[KnownIssue], progress: Progress
+    request: CheckRequest, python: str, issues: Sequence[KnownIssue], artifacts: Sequence[Any],
+    progress: Progress,
 ) -> Tuple[Any, Optional[CheckResult], List[Finding]]:
     """The probe, then the engine: (facts, the engine's result or None, findings).
 
@@ -210,9 +208,12 @@ def _examine(
             return facts, None, findings
 
         def finish(facts: Any) -> Any:
-            """The late facts, a second stage: a new snapshot with the live answer and the ABI compile."""
+            """The late facts of this rank's share of the devices (`live.finish` for a whole check)."""
             whole = live.finish(facts) if live is not None else facts
             return share.facts(whole) if share is not None else whole
+
+        # The late facts, a second stage: a new snapshot with the live answer and the ABI compile.
+        late = finish if share is not None else (live.finish if live is not None else None)
 
         progress.phase("checking")
         jobs = request.jobs or default_jobs(len(facts.gpus))
@@ -220,8 +221,8 @@ def _examine(
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
                                timeout_s=request.timeout_s, jobs=jobs, store=store,
                                canary_env=machine_env(facts), base_env=environ,
-                               crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
-        result = run_checks(facts, issues, options, progress, finish_facts=finish)
+                               crowded=None, artifacts=artifacts)
+        result = run_checks(facts, issues, options, progress, finish_facts=late)
         findings = result.findings if share is None else share.findings(result.findings)
         return result.facts or facts, result, findings
     finally:
@@ -229,16 +230,6 @@ def _examine(
             live.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-
-
-def _artifact_rows(request: CheckRequest, python: str, facts: Any, progress: Progress) -> List[Finding]:
-    from inductor_doctor.check.artifacts import check_artifacts
-    from inductor_doctor.check.runner import default_jobs
-
-    progress.phase("loading artifacts")
-    return check_artifacts(request.artifacts, facts, python, static=request.static,
-                           timeout_s=request.timeout_s, jobs=request.jobs or default_jobs(len(facts.gpus)),
-                           env=machine_env(facts), progress=progress, use_cache=request.use_cache)
 
 
 def _report(environment: Dict[str, Any], findings: Sequence[Finding], meta: Dict[str, Any]) -> Report:

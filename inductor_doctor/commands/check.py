@@ -1,19 +1,13 @@
 """`inductor-doctor check`: probe, then every known issue on every device: the matrix.
 
-The verb over `check/flow.py`, which holds the request (`CheckRequest`: which issues, which devices,
-static or not, the artifacts), the selection and the two stages; this returns its `check` document.
+The verb is the flow's own entry, `check.flow.run_check`: the request (`CheckRequest`: which issues,
+which devices, static or not, the artifacts, the environment it runs under) in, the `check` document
+out; the selection and the two stages are `check/flow.py`'s.
 """
 
 from __future__ import annotations
 
-from typing import Optional
-
-from inductor_doctor.check.flow import CheckRequest, run_check
-from inductor_doctor.core.model import Progress, Report
+from inductor_doctor.check.flow import CheckRequest
+from inductor_doctor.check.flow import run_check as check
 
 __all__ = ["CheckRequest", "check"]
-
-
-def check(request: CheckRequest, progress: Optional[Progress] = None) -> Report:
-    """The `check` document of `request`; `progress` hears what is happening."""
-    return run_check(request, progress)

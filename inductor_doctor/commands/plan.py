@@ -170,10 +170,8 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanR
     inp, files, ignored = build_input(request)
     reg = registry if registry is not None else default_registry()
     findings: List[Finding] = []
-    from inductor_doctor.kb._artifacts import artifact_only
-
     for issue in reg:
-        if not artifact_only(issue):  # their rows are `--artifact`'s, one per artifact
+        if issue.judge_artifact is None:  # an artifact issue's rows are `--artifact`'s, one per artifact
             findings.extend(predict_issue(inp, issue))
     if request.artifacts:
         from inductor_doctor.check.artifacts import plan_artifacts

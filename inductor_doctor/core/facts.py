@@ -343,8 +343,8 @@ class CompileSettingsInfo:
 @dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
-    from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
-    `STEP`), what it costs, whether it is in a canary's key, its merge label and how preflight reads
+    from its section) declares the probe step that produces it (a probe module's `STEP`, in
+    `probe.plan()`), what it costs, whether it is in a canary's key, its merge label and how preflight reads
     it without running anything (`core/declare.py`)."""
 
     python: PythonInfo = fact(probe="python", required=True, quick="python_h")

@@ -238,6 +238,11 @@ Advisor = Callable[["Facts"], Sequence["Workaround"]]
 #: GPU, driver, Python) in, predictions out. Issues without one are judged on their `affected`
 #: specifiers alone. Typed loosely so that the vocabulary imports nothing of the `plan` command.
 PlanPredictor = Callable[[Any], Sequence[RuleOutcome]]
+#: `check --artifact`'s and `plan --artifact`'s per-issue hook: an artifact's facts (what it was built
+#: for) and the host or planned stack that would load it (an `artifact.host.HostView`) in, this
+#: issue's outcome for it out, or None when there is nothing to compare. Typed loosely for the same
+#: reason.
+ArtifactJudge = Callable[[Any, Any], Optional[RuleOutcome]]
 
 
 @dataclass(frozen=True)
@@ -271,6 +276,11 @@ class KnownIssue:
     #: and drops what cannot help (installing what is there already). None: `workarounds` as written.
     #: Only reads facts, as a rule does; see `Workaround.pick` for how one is written.
     advise: Optional[Advisor] = None
+    #: An artifact issue's judgement of one compiled artifact (`ArtifactJudge`): every issue with one
+    #: is asked about each `--artifact`, in `load_order` (where a load meets it: 1 first), and the
+    #: first that says `affected` decides the artifact's row.
+    judge_artifact: Optional[ArtifactJudge] = None
+    load_order: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -1,7 +1,8 @@
 """The known issues that ship with the doctor: each data file `kb/<name>.toml` with its module's code.
 
 An issue is its data file (`kb/_issue_files.py` reads it) and, where it has code, the module of the
-same name beside it, whose `rule`, `advise` and `predict` the issue gets; a module without a data
+same name beside it, whose `rule`, `advise`, `predict` and `judge_artifact` (an artifact issue's
+`check --artifact` hook) the issue gets; a module without a data
 file is code that issues share. The one loader here builds the same `KnownIssue` object for the
 registry and for a module whose own code needs it (`ISSUE = known_issue(__name__)`, written after
 its functions). Apart from `kb/__init__.py` so that the registry's lookups need not import the
@@ -22,7 +23,7 @@ from inductor_doctor.kb import _issue_files
 
 PACKAGE = "inductor_doctor.kb"
 #: The functions an issue module may give its issue.
-HOOKS = ("rule", "advise", "predict")
+HOOKS = ("rule", "advise", "predict", "judge_artifact")
 
 _BUILT: Dict[str, KnownIssue] = {}
 
@@ -70,6 +71,7 @@ def build(data: Dict[str, Any], code: Optional[ModuleType] = None) -> KnownIssue
         canary=_canary(canary) if canary else None,
         docs_page=data.get("docs_page"),
         headline=data.get("headline", False),
+        load_order=data.get("load_order", 0),
         **hooks,
     )
 

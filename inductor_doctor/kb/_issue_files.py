@@ -25,7 +25,7 @@ REQUIRED = ("id", "title", "severity", "devices", "upstream", "summary")
 ISSUE_KEYS: Dict[str, type] = {
     "id": str, "title": str, "severity": str, "devices": list, "upstream": list, "summary": str,
     "aliases": list, "affected": dict, "fixed": dict, "headline": bool, "docs_page": str,
-    "signatures": list, "workarounds": list, "canary": dict,
+    "signatures": list, "workarounds": list, "canary": dict, "load_order": int,
 }
 SIGNATURE_KEYS: Dict[str, type] = {
     "pattern": str, "strength": str, "note": str, "flags": list, "unless": str, "log_context": list,

@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from inductor_doctor.core.model import UsageError
 from inductor_doctor.probe._proc import run
+from inductor_doctor.probe.step import Step
 from inductor_doctor.target import marker, script
 
 #: Printed by `target/describe.py` before its answer.
@@ -126,3 +127,7 @@ def _located(python: str) -> str:
     if not os.access(path, os.X_OK):
         raise UsageError(f"--python {python}: not executable; give the path of a Python interpreter or venv")
     return str(path)
+
+
+#: The target interpreter's self-description: the first step, that every other reads.
+STEP = Step("target", ("python", "step", "environ"), query, lambda m, known: {"error": m}, "target")
