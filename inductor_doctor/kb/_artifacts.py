@@ -23,8 +23,7 @@ def artifact_only(issue: object) -> bool:
     """An issue decided only against an artifact (`check --artifact`, `plan --artifact`), whose
     rows are the artifacts' own: a check or plan of the host makes no row for it, on no device,
     rather than five not-applicable rows that say to pass `--artifact`."""
-    rule = getattr(issue, "rule", None)
-    return getattr(rule, "__wrapped__", rule) is no_artifact  # a rule kb/_platforms.py gated, or bare
+    return getattr(issue, "rule", None) is no_artifact
 
 
 def outcome(status: Status, reason: str, basis: Basis = Basis.STATIC, **details: object) -> RuleOutcome:

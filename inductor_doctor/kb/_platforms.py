@@ -7,6 +7,8 @@ says, per platform and row, what the row's verdict stands on there:
 
 * `rule`: the row's rule reads this platform's facts (or says itself why it does not apply);
 * `canary`: the row's canary runs here for real (a CPU compile with `cl` on Windows), and decides;
+* `linux`: a ROCm or XPU build on Linux: the row's rule and canary read this Linux machine as they
+  would for any torch;
 * `not-checked`: nothing reads this platform's side of the row: the row is `inconclusive`, "not
   checked on <platform>: <why>", whatever a Linux rule would have said, never `ok`;
 * `cannot-arise`: the cause does not exist on the platform (no libstdc++ in an MSVC build): the
@@ -31,9 +33,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
 
 WINDOWS, MACOS, ROCM, XPU = "Windows", "macOS", "ROCm", "Intel XPU"
-RULE, CANARY, NOT_CHECKED, CANNOT_ARISE = "rule", "canary", "not-checked", "cannot-arise"
+RULE, CANARY, LINUX, NOT_CHECKED, CANNOT_ARISE = "rule", "canary", "linux", "not-checked", "cannot-arise"
 #: When two platforms meet (TheRock ROCm on Windows, XPU on Windows), the stricter word wins.
-_STRICTNESS = {CANNOT_ARISE: 3, NOT_CHECKED: 2, CANARY: 1, RULE: 0}
+_STRICTNESS = {CANNOT_ARISE: 4, NOT_CHECKED: 3, CANARY: 2, RULE: 1, LINUX: 0}
 
 _LINUX_TOOLCHAIN = "reads a Linux toolchain (g++/clang, ELF, glibc); nothing reads its Windows side"
 _NVIDIA_ON_ROCM = ("the GPU rows read NVIDIA's driver (nvidia-smi); this torch's `cuda` devices are AMD "
@@ -183,12 +185,12 @@ def platforms_of(facts: Facts) -> Tuple[List[str], str]:
 
 def _default(platform: str, devices: Sequence[DeviceKind]) -> Tuple[str, str]:
     if DeviceKind.XLA in devices:
-        return RULE, "torch_xla's packages, read the same way"
+        return (LINUX if platform in (ROCM, XPU) else RULE), "torch_xla's packages, read the same way"
     if platform in (WINDOWS, MACOS):
         return NOT_CHECKED, f"its rule {_LINUX_TOOLCHAIN.split('; ')[0]}; not read for {platform}"
     if platform == ROCM and DeviceKind.CUDA in devices:
         return NOT_CHECKED, _NVIDIA_ON_ROCM
-    return RULE, "Linux, read the same way"
+    return LINUX, "this Linux machine, read as for any torch"
 
 
 def row(issue_id: str, devices: Sequence[DeviceKind], platform: str) -> Row:
@@ -203,9 +205,12 @@ def strictest(issue_id: str, devices: Sequence[DeviceKind], platforms: Sequence[
     return max(rows, key=lambda r: _STRICTNESS[r.how]) if rows else None
 
 
-#: The issues that read the platforms themselves (and `platform-not-covered`, which lists them all).
-OWN_RULES = ("platform-not-covered", "windows-long-paths", "windows-path-characters", "msvc-not-activated",
-             "compiler-output-encoding", "rocm-toolchain-layout", "xpu-driver-pairing")
+#: The issues that read a platform themselves, and theirs (`platform-not-covered` lists the others).
+OWN_RULES: Dict[str, str] = {
+    "windows-long-paths": WINDOWS, "windows-path-characters": WINDOWS, "msvc-not-activated": WINDOWS,
+    "compiler-output-encoding": WINDOWS, "rocm-toolchain-layout": ROCM, "xpu-driver-pairing": XPU,
+}
+ME = "platform-not-covered"
 
 Rule = Callable[["Facts"], Sequence[RuleOutcome]]
 
@@ -215,7 +220,7 @@ def gate(issue_id: str, devices: Sequence[DeviceKind], rule: Optional[Rule]) -> 
     arise, the row says so instead of what a rule written for Linux would say; elsewhere the rule
     itself (none: no outcome, as before). The issues that read the platforms themselves are left
     as they are."""
-    if issue_id in OWN_RULES:
+    if issue_id in OWN_RULES or issue_id == ME:
         return rule
 
     def gated(facts: Facts) -> Sequence[RuleOutcome]:
@@ -236,10 +241,14 @@ def gate(issue_id: str, devices: Sequence[DeviceKind], rule: Optional[Rule]) -> 
 def coverage(facts: Facts, issues: Mapping[str, Sequence[DeviceKind]]) -> Dict[str, List[Row]]:
     """For each way a row is decided on the platforms found, the rows so decided."""
     found, _how = platforms_of(facts)
-    out: Dict[str, List[Row]] = {RULE: [], CANARY: [], NOT_CHECKED: [], CANNOT_ARISE: []}
+    out: Dict[str, List[Row]] = {RULE: [], CANARY: [], LINUX: [], NOT_CHECKED: [], CANNOT_ARISE: []}
     for issue_id, devices in sorted(issues.items()):
+        if issue_id == ME:
+            continue
         if issue_id in OWN_RULES:
-            out[RULE].append(Row(issue_id, RULE, "reads this platform's facts", found[0] if found else ""))
+            own = OWN_RULES[issue_id]
+            how = RULE if own in found else CANNOT_ARISE
+            out[how].append(Row(issue_id, how, f"{own}'s own", own))
             continue
         r = strictest(issue_id, devices, found)
         if r is not None:

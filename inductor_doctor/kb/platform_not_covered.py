@@ -18,6 +18,7 @@ from inductor_doctor.kb._catalog import one
 from inductor_doctor.kb._platforms import (
     CANARY,
     CANNOT_ARISE,
+    LINUX,
     NOT_CHECKED,
     RULE,
     UNCOVERED,
@@ -56,13 +57,15 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     evidence = [
         f"decided by a rule that reads {'/'.join(found)}: {_ids(rows[RULE])}",
         f"decided by a canary where it runs: {_ids(rows[CANARY])}",
+        *([f"decided as on any Linux machine: {_ids(rows[LINUX])}"] if rows[LINUX] else []),
         f"not checked (each says why in its row): {_ids(rows[NOT_CHECKED])}",
-        f"cannot arise: {_ids(rows[CANNOT_ARISE])}",
+        f"cannot arise here: {_ids(rows[CANNOT_ARISE])}",
         *(f"no row covers {a}" for a in areas),
     ]
+    linux = f", {len(rows[LINUX])} as on any Linux machine" if rows[LINUX] else ""
     reason = (f"{how}: a platform inductor-doctor does not cover whole. {len(rows[NOT_CHECKED])} rows are "
-              f"not checked here ({_ids(rows[NOT_CHECKED])}), {len(rows[RULE])} are decided by a rule that "
-              f"reads this platform, {len(rows[CANARY])} by a canary where it runs; no row covers "
+              f"not checked here ({_ids(rows[NOT_CHECKED])}); {len(rows[RULE])} are decided by a rule that "
+              f"reads it, {len(rows[CANARY])} by a canary where it runs{linux}; no row covers "
               f"{'; '.join(areas) or 'nothing else'}. An ok row is about what it read, not a clean bill of "
               "health")
     return one(Status.INCONCLUSIVE, reason, platforms=found, evidence=evidence)

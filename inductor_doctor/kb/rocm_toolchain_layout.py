@@ -34,11 +34,13 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         return one(Status.INCONCLUSIVE, "the ROCm toolchain was not probed (a report from an older doctor?)")
     problems: List[str] = []
     fine: List[str] = []
+    lld_missing = False
     if rocm.backend_source is None:
         fine.append("no AMD backend in the installed Triton to link with (triton-missing says if one is due)")
     elif rocm.links_in_process:
         fine.append("Triton's AMD backend links in process (no ld.lld needed)")
     elif rocm.lld is None:
+        lld_missing = True
         where = f"; there is one at {rocm.lld_elsewhere[0]}" if rocm.lld_elsewhere else ""
         problems.append(f"Triton's AMD backend ({rocm.backend_source}) looks for ld.lld in "
                         f"{', '.join(rocm.lld_search)} and finds none (\"ROCm linker ... not found. Set "
@@ -54,6 +56,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                         f"include/hip/hip_runtime.h: AOTInductor's C++ compile fails{there}")
     else:
         fine.append(f"HIP headers at {rocm.hip_runtime_h}")
+    if problems and not lld_missing:
+        # Only AOTInductor and C++ extensions compile against the headers; torch.compile does not.
+        return one(Status.LIKELY, "; ".join(problems) + " (torch.compile itself does not need them)")
     if problems:
         return one(Status.AFFECTED, "; ".join(problems))
     return one(Status.OK, "; ".join(fine))
