@@ -202,8 +202,19 @@ def _kind(stack: Sequence[ast.AST]) -> str:
     return "message"
 
 
-def python_sites(text: str, anchor: re.Pattern) -> List[Site]:
-    """Every message template in a Python source that `anchor` finds; [] for a file that does not parse."""
+def _formatter_argument(parent: ast.AST, node: ast.AST) -> bool:
+    """Whether `node` is a positional argument of a `format*(...)` call: a part of the message that
+    call builds, not a message."""
+    if not isinstance(parent, ast.Call) or node not in parent.args:
+        return False
+    func = parent.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name.startswith("format")
+
+
+def python_sites(text: str, anchor: Optional[re.Pattern] = None) -> List[Site]:
+    """Every message template in a Python source (that `anchor` finds, if given); [] for a file that
+    does not parse."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -217,12 +228,14 @@ def python_sites(text: str, anchor: re.Pattern) -> List[Site]:
         if _log_call(node) and node.args and _is_text(node.args[0]):  # type: ignore[attr-defined]  # log.warning("... %s", x): x fills the blank
             parts = _printf_parts(_text_of(node.args[0]), [_unparse(a) for a in node.args[1:]])
             template = render(parts)
-            if anchor.search(template):
+            if anchor is None or anchor.search(template):
                 out.append(Site(template, node.lineno, _kind([*stack, node])))
             return
+        if parts is not None and stack and _formatter_argument(stack[-1], node):
+            return  # a part a formatter builds a message from (format_bytecode("WON'T CONVERT", ...))
         if parts is not None:
             template = render(parts)
-            if anchor.search(template):
+            if anchor is None or anchor.search(template):
                 out.append(Site(template, getattr(node, "lineno", 0), _kind(stack)))
             return
         stack.append(node)
@@ -238,7 +251,7 @@ def python_sites(text: str, anchor: re.Pattern) -> List[Site]:
 
 _C_TOKENS = re.compile(
     r'(?P<comment>//[^\n]*|/\*.*?\*/)'
-    r'|(?P<error>^[ \t]*#[ \t]*error\b[^\n]*)'
+    r'|(?P<error>^[ \t]*#[ \t]*error\b(?:\\\n|[^\n])*)'
     r'|(?P<string>(?:u8|[uUL])?R"(?P<delim>[^()\\\s]{0,16})\((?P<raw>.*?)\)(?P=delim)"|(?:u8|[uUL])?"(?:[^"\\\n]|\\.)*")'
     r"|(?P<char>'(?:[^'\\\n]|\\.)*')"
     r'|(?P<open>[(\[{])|(?P<close>[)\]}])|(?P<comma>,)',
@@ -254,7 +267,7 @@ def _c_literal(token: str, raw: Optional[str]) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
 
 
-def c_sites(text: str, anchor: re.Pattern) -> List[Site]:
+def c_sites(text: str, anchor: Optional[re.Pattern] = None) -> List[Site]:
     """Every message template in a C/C++ source that `anchor` finds: `#error` lines, and string
     literal runs, with the arguments of the call they stand in after the first literal."""
     out: List[Site] = []
@@ -264,10 +277,11 @@ def c_sites(text: str, anchor: re.Pattern) -> List[Site]:
     while i < len(tokens):
         m = tokens[i]
         if m.lastgroup == "error":
-            body = re.sub(r"^[ \t]*#[ \t]*error\b[ \t]*", "", m.group(0)).strip()
+            body = re.sub(r"^[ \t]*#[ \t]*error\b", "", m.group(0))
+            body = " ".join(body.replace("\\\n", " ").split())  # continuation lines are one line
             body = body[1:-1] if len(body) > 1 and body[0] == body[-1] == '"' else body
             template = render([body])
-            if anchor.search(template):
+            if anchor is None or anchor.search(template):
                 out.append(Site(template, line_at(m.start()), "#error"))
             i += 1
             continue
@@ -285,7 +299,7 @@ def c_sites(text: str, anchor: re.Pattern) -> List[Site]:
             else:
                 parts.append(Blank(blank_name(arg.name)))
         template = render(_merge(parts))
-        if anchor.search(template):
+        if anchor is None or anchor.search(template):
             out.append(Site(template, line_at(m.start()), call or "message"))
         i = max(end, i + 1)
     return out
@@ -359,9 +373,10 @@ def _line_index(text: str):
     return line_at
 
 
-def sites(path: str, text: str, anchor: re.Pattern) -> Iterator[Site]:
-    """The message templates `anchor` finds in one source file, by its suffix: messages only, that is
-    words (a key such as "CUDA_HOME" passed to `os.environ.get` is no wording of an error)."""
+def sites(path: str, text: str, anchor: Optional[re.Pattern] = None) -> Iterator[Site]:
+    """The message templates of one source file, by its suffix (those `anchor` finds, if given):
+    messages only, that is words (a key such as "CUDA_HOME" passed to `os.environ.get` is no wording
+    of an error). A file is read once for every anchor: filter what this returns."""
     found = python_sites(text, anchor) if path.endswith(PY_SUFFIXES) else (
         c_sites(text, anchor) if path.endswith(C_SUFFIXES) else [])
     for site in found:

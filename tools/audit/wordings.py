@@ -33,11 +33,12 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from audit import raise_sites, remote
+from inductor_doctor.triage.scan import required_literals
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "inductor_doctor" / "core" / "_data" / "wordings.json"
 #: Bump when the extractor changes what it records, so cached per-release sites are redone.
-EXTRACTOR_VERSION = 1
+EXTRACTOR_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,6 @@ def log(msg: str) -> None:
 
 def declared(only: Optional[Iterable[str]] = None) -> Dict[str, List[Dict[str, Any]]]:
     """Each issue's `[[wording_sources]]`, read from its data file, by issue id."""
-    sys.path.insert(0, str(ROOT))
     from inductor_doctor.kb import _issue_files
 
     out: Dict[str, List[Dict[str, Any]]] = {}
@@ -189,17 +189,33 @@ def read_release(name: str, index: Dict[str, Any], version: str,
         text = archive.text(member)
         if text is None:
             continue
-        for issue, position, src in sources:
-            if not any(fnmatch.fnmatchcase(member, g) for g in src["files"]):
-                continue
-            anchor = re.compile(src["anchor"], re.IGNORECASE)
-            for site in raise_sites.sites(member, text, anchor):
-                found.append({"issue": issue, "source": position, "template": site.template,
-                              "kind": site.kind, "path": member, "line": site.line})
+        lower = text.lower()
+        wanted = [(issue, position, re.compile(src["anchor"], re.IGNORECASE))
+                  for issue, position, src in sources
+                  if any(fnmatch.fnmatchcase(member, g) for g in src["files"])
+                  and _may_hold(lower, src["anchor"])]
+        if not wanted:
+            continue
+        for site in raise_sites.sites(member, text):  # parsed once, whatever the number of anchors
+            for issue, position, anchor in wanted:
+                if anchor.search(site.template):
+                    found.append({"issue": issue, "source": position, "template": site.template,
+                                  "kind": site.kind, "path": member, "line": site.line})
     out = {"file": {"filename": f["filename"], "sha256": f["hashes"]["sha256"]}, "sites": found}
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps(out, sort_keys=True))
     return out
+
+
+def _may_hold(lower: str, anchor: str) -> bool:
+    """Whether a source (lower-cased) can hold a message the anchor finds: one word of every branch's
+    required literal is in it (a word is never split across concatenated literals, a phrase may be).
+    Parsing only such files keeps a release's read to seconds."""
+    literals = required_literals(anchor, re.IGNORECASE)
+    if not literals:
+        return True
+    words = [max(re.findall(r"[a-z0-9_]+", lit) or [""], key=len) for lit in literals]
+    return any(w == "" or w in lower for w in words)
 
 
 # --- the table -------------------------------------------------------------------------------------
