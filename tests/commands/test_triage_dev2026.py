@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_triage_corpus, 
 
 from test_triage_corpus import Entry, load  # noqa: E402
 
-from inductor_doctor.commands.triage import EXACT, LogInput, triage_text  # noqa: E402
 from inductor_doctor.kb import registry  # noqa: E402
+from inductor_doctor.triage.engine import EXACT, LogInput, triage_text  # noqa: E402
 from inductor_doctor.triage.scan import normalize  # noqa: E402
 
 DEV = Path(__file__).resolve().parents[1] / "data" / "triage" / "dev2026"
