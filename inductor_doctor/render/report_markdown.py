@@ -64,6 +64,8 @@ def _triage(triage: Mapping[str, Any]) -> List[str]:
         line = f"* {r['assessment']}"
         if r.get("because"):
             line += ", because " + "; and ".join(r["because"])
+        if r.get("bystander"):
+            line += f" ({r['bystander']})"
         out.append(line)
         for ev in r["evidence"][:2]:
             out.append(f"  * line {ev['line']}: `{_code(ev['text'][0])}`")

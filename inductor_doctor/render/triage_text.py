@@ -14,7 +14,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from inductor_doctor.render.style import CONFIDENCE, console_to_string, hanging
+from inductor_doctor.render.style import CONFIDENCE, console_to_string, hanging, paragraph
 
 
 def _versions_line(versions: Mapping[str, List[str]]) -> str:
@@ -26,8 +26,9 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
     env = data["environment"]
     log = env["log"]
     results = data["results"]
-    matched = [r for r in results if r["confidence"] != "version-only"]
+    matched = [r for r in results if r["confidence"] != "version-only" and not r.get("bystander")]
     hints = [r for r in results if r["confidence"] == "version-only"]
+    context = [r for r in results if r.get("bystander")]
 
     def render(console: Console) -> None:
         console.print(
@@ -44,7 +45,8 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
         console.print(Text(head, style="dim"))
         console.print()
         if not matched:
-            console.print(Text("no known issue matched this log", style="bold"))
+            said = "the failure this log ends in" if context else "this log"
+            console.print(Text(f"no known issue matched {said}", style="bold"))
             if hints:
                 console.print("the versions it mentions are in the affected range of:")
                 for r in hints:
@@ -55,7 +57,12 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
                 console.print(
                     Text("no error text of theirs is in the log, so these are only hints", style="dim")
                 )
+            _context(console, context)
             _check(console, data.get("check") or {})  # a possible match this machine decided against
+            if context:
+                console.print()
+                console.print(Text("no match of its failure, so this exits 1 (what stands beside the failure "
+                                   "never counts, not even with --match possible)", style="dim"))
             return
         n = len(matched)
         console.print(Text(f"{n} known issue{'s' if n != 1 else ''} matched, best first", style="bold"))
@@ -63,6 +70,7 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
         for index, r in enumerate(matched, start=1):
             console.print()
             _match(console, index, r, source)
+        _context(console, context)
         _check(console, data.get("check") or {})
         summary = data.get("summary") or {}
         if summary.get("diagnosed") is False:
@@ -110,6 +118,26 @@ def _match(console: Console, index: int, r: Mapping[str, Any], log_source: str) 
             if w.get("moot"):
                 hanging(console, "", f"({w['moot']})", 7, "dim")
     console.print(Text(f"   more: {r['explain']}", style="dim"))
+
+
+def _context(console: Console, context: List[Mapping[str, Any]]) -> None:
+    """The bystanders: known issues the log shows beside the failure it ends in, said as context."""
+    if not context:
+        return
+    console.print()
+    console.print(Text("seen beside the failure, not its cause:", style="bold"))
+    for r in context:
+        severity = f" ({r['severity']})" if r["severity"] != "error" else ""
+        hanging(console, "•", f"{r['id']}{severity} — {r['title']}", 2)
+        paragraph(console, r["bystander"], "dim", 4)
+        if r["evidence"]:
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(style="dim", justify="right", no_wrap=True)
+            grid.add_column(overflow="fold")
+            ev = r["evidence"][0]
+            grid.add_row(f"line {ev['line']} │", Text(ev["text"][0]))
+            console.print(Padding(grid, (0, 0, 0, 4)))
+        console.print(Text(f"    more: {r['explain']}", style="dim"))
 
 
 def _check(console: Console, check: Mapping[str, Any]) -> None:

@@ -30,6 +30,7 @@ from inductor_doctor.core.document import Document, Policy
 from inductor_doctor.core.model import ExitCode, KnownIssue, Severity, UsageError
 from inductor_doctor.kb import KB_VERSION
 from inductor_doctor.triage.context import DROP, POSSIBLE, LogContext, predicates
+from inductor_doctor.triage.ending import Closure, Ending, bystander
 from inductor_doctor.triage.facts import FACT_PREDICATES, FACTS
 from inductor_doctor.triage.stream import LogStats, ProbeHits, ScanResult, Source, blocks, scan_stream
 from inductor_doctor.triage.versions import already_met, in_range
@@ -90,10 +91,17 @@ class IssueMatch:
     moot: Dict[int, str] = field(default_factory=dict)
     #: A possible match's deciding fact of a machine (`Signature.decided_by`).
     decided_by: Optional[str] = None
+    #: Why it stands beside the failure the log ends in, not in it (`triage/ending.py`): context,
+    #: never the diagnosis.
+    bystander: Optional[str] = None
+    #: Its evidence's closures and lines, what `bystander` is judged on.
+    closures: List[Tuple[Closure, int]] = field(default_factory=list, repr=False)
 
     @property
     def assessment(self) -> str:
-        """What a user reads first: "this is X" only for an anchored exact match."""
+        """What a user reads first: "this is X" only for an anchored exact match about the log's failure."""
+        if self.bystander:
+            return f"beside the failure, not its cause: {self.issue.id}"
         if self.confidence == EXACT:
             return f"this is {self.issue.id}"
         if self.confidence == PARTIAL:
@@ -120,6 +128,7 @@ class IssueMatch:
             "upstream": list(self.issue.upstream),
             "explain": f"inductor-doctor explain {self.issue.id}",
             "decided_by": self.decided_by,
+            "bystander": self.bystander,
         }
 
     def _workarounds(self) -> List[Dict[str, Any]]:
@@ -148,15 +157,22 @@ class TriageResult(Document):
 
     @property
     def matched(self) -> List[IssueMatch]:
-        return [m for m in self.matches if m.confidence != VERSION_ONLY]
+        """The matches about the failure the log ends in (bystanders and version hints left out)."""
+        return [m for m in self.matches if m.confidence != VERSION_ONLY and not m.bystander]
+
+    @property
+    def context(self) -> List[IssueMatch]:
+        """The bystanders: issues the log shows beside its failure (a warning, an error it handled)."""
+        return [m for m in self.matches if m.bystander]
 
     @property
     def diagnosed(self) -> bool:
         """The exit-code contract: a log is diagnosed (exit 0) by a sure match ("this is X"); a
-        "looks like" alone counts only with `match_at="possible"` (`--match possible`)."""
+        "looks like" alone counts only with `match_at="possible"` (`--match possible`). A
+        bystander never counts."""
         if self.match_at == "possible":
             return bool(self.matched)
-        return any(m.confidence == EXACT for m in self.matches)
+        return any(m.confidence == EXACT for m in self.matched)
 
     def outcome(self, policy: Policy) -> ExitCode:
         """0: the log is diagnosed; 1: it is not."""
@@ -183,6 +199,7 @@ class TriageResult(Document):
                 "partial": sum(m.confidence == PARTIAL for m in matched),
                 "possible": sum(m.confidence == POSSIBLE for m in matched),
                 "version_only": sum(m.confidence == VERSION_ONLY for m in self.matches),
+                "context": len(self.context),
                 "diagnosed": self.diagnosed,
                 "match": self.match_at,
             },
@@ -315,17 +332,35 @@ def _decide(log: LogInput, issues: Sequence[KnownIssue], scanned: ScanResult, st
     issue_by_id = {i.id: i for i in issues}
     context = LogContext(scanned.seen)
     versions = scanned.versions
-    matches = [
-        m
-        for issue_id, issue_hits in by_issue.items()
-        if (m := _match(issue_by_id[issue_id], issue_hits, context, versions)) is not None
-    ]
-    if any(m.confidence == EXACT for m in matches):
-        matches = [m for m in matches if m.confidence == EXACT]
-    if not matches:
-        matches = _version_hints(issues, versions)
-    matches.sort(key=lambda m: (-m.score, m.issue.severity is not Severity.ERROR, m.issue.id))
-    return TriageResult(log, matches, versions, time.perf_counter() - start)
+    matches = []
+    for issue_id, issue_hits in by_issue.items():
+        m = _match(issue_by_id[issue_id], issue_hits, context, versions)
+        if m is not None:
+            m.bystander = _bystander(m, issue_hits, scanned.ending)
+            matches.append(m)
+    return TriageResult(log, rank(matches, lambda: _version_hints(issues, versions)), versions,
+                        time.perf_counter() - start)
+
+
+def rank(matches: List[IssueMatch], hints: Any = None) -> List[IssueMatch]:
+    """The matches about the log's failure, best first (only the sure ones where there is one; the
+    version hints, `hints()`, where there is none), then its bystanders."""
+    about = [m for m in matches if not m.bystander]
+    context = [m for m in matches if m.bystander]
+    if any(m.confidence == EXACT for m in matches):  # a sure match anywhere: weak ones are noise
+        about = [m for m in about if m.confidence == EXACT] or about
+        context = [m for m in context if m.confidence == EXACT]
+    if not about and hints is not None:
+        about = hints()
+    for group in (about, context):
+        group.sort(key=lambda m: (-m.score, m.issue.severity is not Severity.ERROR, m.issue.id))
+    return about + context
+
+
+def _bystander(match: IssueMatch, hits: List[ProbeHits], ending: Optional[Ending]) -> Optional[str]:
+    """Why `match` stands beside the failure the log ends in (`triage/ending.py`), or None."""
+    related = ending is not None and any(ph.saturated or ph.last >= ending.start for ph in hits)
+    return bystander([c for c, _ in match.closures], [line for _, line in match.closures], related, ending)
 
 
 def _match(
@@ -343,6 +378,7 @@ def _match(
     occurrences = 0
     stated: Optional[str] = None  # a fact of the log that made a weak match sure
     decided_by: Optional[str] = None  # the machine's fact that decides a possible match
+    closures: List[Tuple[Closure, int]] = []
     for ph in hits:
         sig = ph.probe.signature
         kept = False
@@ -357,6 +393,7 @@ def _match(
                     verdict = EXACT
                     evidence.append(Evidence(seen.line, seen.text, sig.fact, CONTEXT))
             kept = True
+            closures.append((f.closure, f.line))
             if verdict == POSSIBLE:
                 decided_by = decided_by or sig.decided_by
             evidence.append(Evidence(f.line, f.text, sig.pattern, verdict))
@@ -390,6 +427,7 @@ def _match(
         occurrences=occurrences,
         because=[] if exact else _dedupe_text(reasons)[:2],
         decided_by=decided_by if possible else None,
+        closures=closures,
     )
     _weigh_versions(match, versions, ranged)
     if stated and match.confidence == EXACT:

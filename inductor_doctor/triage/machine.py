@@ -52,7 +52,8 @@ def decide_here(result: Any, exact: str) -> None:
         elif statuses <= set(CLEAN):
             continue  # not this issue here: the check's lines say so
         kept.append(m)
-    if any(m.confidence == exact for m in kept):
-        kept = [m for m in kept if m.confidence == exact]
-    kept.sort(key=lambda m: (-m.score, m.issue.id))
-    result.matches = kept
+    about = [m for m in kept if not m.bystander]
+    if any(m.confidence == exact for m in about):
+        about = [m for m in about if m.confidence == exact]
+    about.sort(key=lambda m: (-m.score, m.issue.id))
+    result.matches = about + [m for m in kept if m.bystander]

@@ -42,6 +42,7 @@ from typing import (
 
 from inductor_doctor.core.model import KnownIssue, UsageError, lines_before
 from inductor_doctor.triage.context import near_found
+from inductor_doctor.triage.ending import TAIL_BYTES, Closure, Ending, closure, read_ending
 from inductor_doctor.triage.scan import (
     _ANSI,
     MAX_COUNT,
@@ -360,6 +361,8 @@ class Found:
     line: int
     text: List[str]
     near: Optional[bool] = None  # the anchor within `anchor_lines` lines (None: not asked)
+    #: What the lines around it say: a warning, an error shown handled, inside a traceback.
+    closure: Closure = field(default_factory=Closure)
 
 
 @dataclass
@@ -367,6 +370,12 @@ class ProbeHits:
     probe: _Probe
     found: List[Found] = field(default_factory=list)
     count: int = 0
+    last: int = 0  # the line of its last match (the last one counted, at MAX_COUNT)
+
+    @property
+    def saturated(self) -> bool:
+        """Counted to MAX_COUNT and no further: where its last match is, is not known."""
+        return self.count >= MAX_COUNT
 
 
 @dataclass
@@ -415,6 +424,8 @@ class ScanResult:
     seen: Dict[Tuple[str, int], Seen]  # predicate key -> its first sighting
     versions: Dict[str, List[str]]
     stats: LogStats
+    #: The failure the log ends in (`triage/ending.py`), or None when it ends in none.
+    ending: Optional[Ending] = None
 
 
 class StreamScan:
@@ -475,12 +486,14 @@ class StreamScan:
 
     def _record(self, ph: ProbeHits, buf: bytes, a: int, b: int, counter: _LineCounter) -> bool:
         ph.count += 1
+        ph.last = counter.line(a)
         if len(ph.found) < MAX_EVIDENCE:
             sig = ph.probe.signature
             near = None
             if sig.anchor and sig.anchor_lines is not None:
                 near = near_found(buf, (a, b), sig)
-            ph.found.append(Found(counter.line(a), evidence_lines(buf, a, b), near))
+            found = Found(ph.last, evidence_lines(buf, a, b), near, closure(buf, a, counter.line))
+            ph.found.append(found)
         return ph.count < MAX_COUNT
 
     def _by_line(self, ph: ProbeHits, buf: bytes, lo: int, hi: int, counter: _LineCounter) -> None:
@@ -558,7 +571,10 @@ class _LineCounter:
     def line(self, offset: int) -> int:
         i = bisect.bisect_right(self._known, (offset, 1 << 62)) - 1
         base, line = self._known[max(i, 0)]
-        line += self.buf.count(b"\n", base, offset)
+        if offset < base:  # before the first offset known: counted back
+            line -= self.buf.count(b"\n", offset, base)
+        else:
+            line += self.buf.count(b"\n", base, offset)
         bisect.insort(self._known, (offset, line))
         return line
 
@@ -595,4 +611,13 @@ def scan_stream(
         shown = "stdin" if name == "-" else name
         raise UsageError(f"{shown}: empty — paste the error log or traceback (a file, or - for stdin)")
     stats.lines = line_at_lo - (1 if buf.endswith(b"\n") else 0)
-    return ScanResult(scan.hits, scan.seen, scan.versions, stats)
+    return ScanResult(scan.hits, scan.seen, scan.versions, stats, _ending(buf, line_at_lo))
+
+
+def _ending(buf: bytes, last_line: int) -> Optional[Ending]:
+    """The failure the log ends in, read from the end of the stream's last buffer (`last_line` is
+    the number of its last line)."""
+    tail = buf[-TAIL_BYTES:]
+    if len(tail) < len(buf):  # from a whole line on
+        tail = tail[tail.find(b"\n") + 1 :]
+    return read_ending(tail, last_line - tail.count(b"\n"))
