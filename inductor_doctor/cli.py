@@ -374,7 +374,8 @@ def list_(fmt: str) -> int:
 @click.option("-r", "--requirements", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
               help="A requirements file or pyproject.toml (repeatable).")
 @option("--cxx", metavar="COMPILER", default=None,
-        help="The C++ compiler the stack will use, e.g. g++-9 or clang++-19 (read from its name only).")
+        help="The C++ compiler the stack will use, e.g. g++-9 or clang++-19 (read from its name; probed, "
+             "as check would, when it is on this machine).")
 @option("--cxxflags", metavar="FLAGS", default=None, help="Its flags, e.g. -fclang-abi-compat=17.")
 @option("--cuda", metavar="VERSION", default=None, help="The CUDA toolkit, e.g. 12.4 or cu124.")
 @option("--driver", metavar="VERSION", default=None, help="The NVIDIA driver, e.g. 535.104.05.")
@@ -396,10 +397,12 @@ def list_(fmt: str) -> int:
         help="With --verify: keep the scratch venv (its path is shown).")
 @format_option()
 @output_option()
+@option("--all", "show_all", is_flag=True, default=False,
+        help="Text output: also list the issues that cannot arise in the plan and those it cannot predict.")
 def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str], cxxflags: Optional[str],
          cuda: Optional[str], driver: Optional[str], gpu: Sequence[str], python_version: Optional[str],
          index_url: Optional[str], artifacts: Sequence[str], suggest: bool, xla: bool, verify: bool,
-         keep: bool, fmt: str, output: Optional[Path]) -> int:
+         keep: bool, fmt: str, output: Optional[Path], show_all: bool) -> int:
     """Predict which known issues a planned stack would hit, before installing anything; with
     --suggest, say what to install."""
     from inductor_doctor.core.model import UsageError
@@ -425,8 +428,9 @@ def plan(specs: Sequence[str], requirements: Sequence[Path], cxx: Optional[str],
 
     request = PlanRequest(specs=list(specs), requirement_files=list(requirements), cxx=cxx, cxxflags=cxxflags,
                           cuda=cuda, driver=driver, gpu=gpu[0] if gpu else None,
-                          python_version=python_version, index_url=index_url, artifacts=list(artifacts))
-    return deliver(run_plan(request), fmt, output)
+                          python_version=python_version, index_url=index_url, artifacts=list(artifacts),
+                          probe_here=True)
+    return deliver(run_plan(request), fmt, output, show_all=show_all)
 
 
 @app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Many check reports in one view.")

@@ -8,7 +8,9 @@ component the plan does not contain is `not-applicable`. By default an issue is 
 `affected` specifiers; an issue that also depends on the compiler, flags, GPU, driver or Python
 sets a `predict` hook that reads a `PlanInput`.
 
-This module imports nothing heavy and runs nothing: no torch, no compiler, no network.
+This module imports nothing heavy and runs nothing of its own: no torch, no network. The one
+thing a plan runs is the `--cxx` compiler, where it is on this machine (`plan/here.py`), as
+`check` would: what it compiles is then known, not guessed from its name.
 """
 
 
@@ -25,7 +27,13 @@ from inductor_doctor.core.model import (
     Status,
     UsageError,
 )
-from inductor_doctor.core.plan_input import PlanInput, PlannedPackage
+from inductor_doctor.core.plan_input import (
+    CANNOT_ARISE,
+    CANNOT_BE_PREDICTED,
+    PREDICTED,
+    PlanInput,
+    PlannedPackage,
+)
 from inductor_doctor.core.releases import RELEASES_AS_OF
 from inductor_doctor.plan.predict import cpu_only_rules_out, predict_issue  # noqa: F401 - re-exported
 from inductor_doctor.plan.resolve import PlanRequest, build_input
@@ -61,6 +69,18 @@ def _planned_torch(inp: PlanInput) -> Optional[Dict[str, Any]]:
     return torch
 
 
+def _planned_cxx(inp: PlanInput) -> Dict[str, Any]:
+    """The `--cxx` compiler as named, and as probed when it is on this machine (`plan/here.py`)."""
+    if inp.cxx is None:
+        return {"command": None, "flags": list(inp.cxxflags)}
+    here = inp.cxx_here
+    out: Dict[str, Any] = {"command": inp.cxx.command, "kind": inp.cxx.kind, "version": inp.cxx.version,
+                           "flags": list(inp.cxxflags)}
+    if here is not None:  # what the compiler itself says, where it is here
+        out.update(version=here.version or inp.cxx.version, path=here.path, probed=True)
+    return out
+
+
 def _environment(inp: PlanInput, files: Sequence[str], specs: Sequence[str]) -> Dict[str, Any]:
     """The planned stack, in the probe's shape where it overlaps (so renderers show it), plus
     `plan`: every package with the versions judged and where its requirement came from."""
@@ -78,16 +98,7 @@ def _environment(inp: PlanInput, files: Sequence[str], specs: Sequence[str]) -> 
         "triton": _planned_version(inp.package("triton")),
         "xla": _planned_version(inp.package("torch-xla")),
         "cuda": {"runtime_version": inp.cuda, "driver_version": inp.driver, "gpus": gpus},
-        "cxx": (
-            {
-                "command": inp.cxx.command,
-                "kind": inp.cxx.kind,
-                "version": inp.cxx.version,
-                "flags": list(inp.cxxflags),
-            }
-            if inp.cxx
-            else {"command": None, "flags": list(inp.cxxflags)}
-        ),
+        "cxx": _planned_cxx(inp),
         "plan": {
             "specs": list(specs),
             "requirement_files": list(files),
@@ -184,6 +195,9 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanR
         if f.status in (Status.AFFECTED, Status.LIKELY) and f.severity is Severity.ERROR
     ]
     meta: Dict[str, Any] = {
+        # the three answers, counted apart (`Finding.answer`)
+        "answers": {a: sum(f.answer == a for f in findings)
+                    for a in (PREDICTED, CANNOT_ARISE, CANNOT_BE_PREDICTED)},
         "predicted": bool(predicted),
         "predicted_ids": sorted(set(predicted)),
         "ignored": list(ignored),

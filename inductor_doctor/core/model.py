@@ -325,9 +325,15 @@ class Finding:
     #: The known issue this row is an instance of, where its id is not one (`check --artifact`'s
     #: rows are `artifact.<file>`): what `explain` takes.
     issue: Optional[str] = None
+    #: `plan`'s rows only: which of its three answers this is (`predicted`, `cannot-arise`,
+    #: `cannot-be-predicted`: `core/plan_input.py`), and for the last, what decides it instead.
+    answer: Optional[str] = None
+    decided_by: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
-        extra = {"issue": self.issue} if self.issue else {}
+        extra: dict[str, Any] = {"issue": self.issue} if self.issue else {}
+        if self.answer:
+            extra.update(answer=self.answer, decided_by=self.decided_by)
         return {
             "id": self.id,
             "title": self.title,
@@ -363,6 +369,8 @@ class Finding:
             evidence=tuple(d.get("evidence", [])),
             suppressed=d.get("suppressed"),
             issue=d.get("issue"),
+            answer=d.get("answer"),
+            decided_by=d.get("decided_by"),
         )
 
 

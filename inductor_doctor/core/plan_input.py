@@ -14,7 +14,38 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from inductor_doctor.core.facts import CompilerInfo
 from inductor_doctor.core.model import Basis, KnownIssue, PlanPredictor, RuleOutcome, Status
+
+#: A plan's three answers, kept apart (`Finding.answer`): predicted (`affected`, `likely`, `ok`),
+#: cannot arise in the planned stack (`not-applicable`), cannot be predicted from the plan
+#: (`inconclusive`, with what decides it: `Finding.decided_by`).
+PREDICTED, CANNOT_ARISE, CANNOT_BE_PREDICTED = "predicted", "cannot-arise", "cannot-be-predicted"
+ANSWERS = {
+    Status.AFFECTED: PREDICTED,
+    Status.LIKELY: PREDICTED,
+    Status.OK: PREDICTED,
+    Status.NOT_APPLICABLE: CANNOT_ARISE,
+    Status.INCONCLUSIVE: CANNOT_BE_PREDICTED,
+}
+#: The `RuleOutcome.details` key of what decides an outcome the plan cannot predict.
+DECIDED_BY = "decided_by"
+
+
+def once_installed(issue_id: str, env: str = "") -> str:
+    """The command that decides an issue the plan cannot: its check, where the stack is installed."""
+    return f"{env + ' ' if env else ''}inductor-doctor check --only {issue_id}, where the stack is installed"
+
+
+def with_option(option: str, issue_id: str) -> str:
+    """What decides an issue the plan lacks an input for: that input, or its check once installed."""
+    return f"add {option} to the plan; or {once_installed(issue_id)}"
+
+
+def unpredictable(why: str, decided_by: str, device: Optional[str] = None) -> List[RuleOutcome]:
+    """`inconclusive`: what the plan lacks to predict the issue (`why`), and what decides it instead."""
+    return [RuleOutcome(Status.INCONCLUSIVE, f"cannot be predicted from the plan: {why}", Basis.VERSION,
+                        device, {DECIDED_BY: decided_by})]
 
 
 @dataclass(frozen=True)
@@ -110,6 +141,9 @@ class PlanInput:
     #: index); None for the wheel PyPI serves the platform.
     variant: Optional[str] = None
     marker_env: Mapping[str, str] = field(default_factory=dict)  # the target's PEP 508 environment
+    #: The `--cxx` compiler as probed on this machine, when it is here (`plan/here.py`): what it
+    #: compiles (OpenMP, a shared object), as `check` would ask it. None when not named or not here.
+    cxx_here: Optional[CompilerInfo] = None
 
     def package(self, name: str) -> Optional[PlannedPackage]:
         return self.packages.get(canonicalize_name(name))
@@ -225,13 +259,8 @@ def combine_judgements(parts: Sequence[Judgement]) -> Status:
 def predict_from_versions(inp: PlanInput, issue: KnownIssue) -> List[RuleOutcome]:
     """The default prediction: the issue's `affected` specifiers, all of which must hold."""
     if not issue.affected:
-        return [
-            RuleOutcome(
-                Status.NOT_APPLICABLE,
-                "cannot be predicted from versions alone: run `inductor-doctor check` once installed",
-                Basis.VERSION,
-            )
-        ]
+        return unpredictable("it depends on the machine the stack is installed on, not on versions",
+                             once_installed(issue.id))
     judgements = []
     clauses = []
     for pkg, spec in issue.affected.items():

@@ -18,12 +18,16 @@ import os
 import re
 from typing import TYPE_CHECKING, List, Optional
 
-from inductor_doctor.core.model import RuleOutcome, Status
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import once_installed, unpredictable, with_option
 from inductor_doctor.kb._catalog import compiler_label, one, platform_is_linux, torch_source
 from inductor_doctor.kb._rules import no_cxx_compiler
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
+
+ID = "clang-on-linux"
 
 _IS_GCC_FN = re.compile(r"def _is_gcc\(cpp_compiler: str\) -> bool:\n(?P<body>(?:[ \t]+.*\n|\n)+)")
 _IS_GCC_RE = re.compile(r're\.search\(r"(?P<re>[^"]+)", cpp_compiler\)')
@@ -67,3 +71,22 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    "gives it GCC's options", compiler=command)
     return one(Status.OK, f"torch {tv} recognises {compiler_label(cxx)} as clang; failures that show only "
                "when a kernel builds and loads are checked by the --deep canary")
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan --cxx clang++-19`: GCC cannot have it; for clang, whether torch takes it for GCC is read
+    from the installed torch's cpp_builder.py, so the check where the stack is installed decides."""
+    cxx = inp.cxx
+    if cxx is None:
+        return unpredictable("the plan names no C++ compiler (Inductor takes $CXX, else g++)",
+                             with_option("--cxx COMPILER", ID))
+    kind = (inp.cxx_here.kind if inp.cxx_here is not None else None) or cxx.kind
+    if kind == "gcc":
+        return one(Status.NOT_APPLICABLE, f"{cxx.command} is GCC, not clang", Basis.VERSION)
+    if not inp.platform.startswith("linux"):
+        return one(Status.NOT_APPLICABLE, f"the plan is for {inp.platform}, where clang is the default",
+                   Basis.VERSION)
+    what = "is clang" if kind == "clang" else "may be clang"
+    return unpredictable(f"{cxx.command} {what}; whether the planned torch takes it for GCC is read from "
+                         "the installed torch's _inductor/cpp_builder.py",
+                         once_installed(ID, f"CXX={cxx.command}"))

@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status, Workaround
+from inductor_doctor.core.plan_input import once_installed, unpredictable, with_option
 from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, one, torch_source, version_tuple
 from inductor_doctor.kb._rules import no_cxx_compiler
@@ -122,11 +123,19 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
 
     cxx = inp.cxx
     torch = inp.package("torch")
-    if cxx is None or torch is None:
-        return [RuleOutcome(Status.NOT_APPLICABLE, "needs torch and --cxx in the plan", Basis.VERSION)]
-    if cxx.kind not in ("gcc", "clang") or cxx.major is None:
-        return [RuleOutcome(Status.INCONCLUSIVE, f"cannot tell {cxx.command}'s release from its name; run "
-                            "`inductor-doctor check` where it is installed", Basis.VERSION)]
+    if torch is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "torch is not in the plan", Basis.VERSION)]
+    if cxx is None:
+        return unpredictable("the plan names no C++ compiler (Inductor takes $CXX, else g++)",
+                             with_option("--cxx COMPILER", "compiler-too-old"))
+    kind, major, label = cxx.kind, cxx.major, f"{cxx.command} is {cxx.kind} {cxx.major}"
+    here = inp.cxx_here
+    if here is not None and here.kind in ("gcc", "clang") and version_tuple(here.version, 1):
+        kind, major = here.kind, version_tuple(here.version, 1)[0]
+        label = f"probed here: {cxx.command} is {kind} {here.version}"
+    if kind not in ("gcc", "clang") or major is None:
+        return unpredictable(f"cannot tell {cxx.command}'s release from its name, and it is not on this "
+                             "machine to ask", once_installed("compiler-too-old", f"CXX={cxx.command}"))
     if not torch.version_known:
         return [RuleOutcome(Status.INCONCLUSIVE, f"the version of {torch.describe()} is known only once "
                             "installed", Basis.VERSION)]
@@ -136,20 +145,19 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
         if found is None:
             unknown.append(version)
             continue
-        need, why = release_floor(found[1], cxx.kind)
-        (below if cxx.major < need else meets).append((version, need, why, found[0]))
-    label = f"{cxx.command} is {cxx.kind} {cxx.major}"
+        need, why = release_floor(found[1], kind)
+        (below if major < need else meets).append((version, need, why, found[0]))
     if below:
         version, need, why, release = below[0]
         status = Status.AFFECTED if not meets and not unknown else Status.LIKELY
         which = f"torch {version}" + (f" (and {len(below) - 1} more planned)" if len(below) > 1 else "")
-        return [RuleOutcome(status, f"{label}; {which} needs {cxx.kind} >= {need} (torch {release}: {why})",
+        return [RuleOutcome(status, f"{label}; {which} needs {kind} >= {need} (torch {release}: {why})",
                             Basis.VERSION)]
     if unknown:
         return [RuleOutcome(Status.INCONCLUSIVE, f"torch {', '.join(unknown[:3])} is not in the release "
                             "snapshot; run `inductor-doctor check` once installed", Basis.VERSION)]
     need = max(n for _, n, _, _ in meets)
-    return [RuleOutcome(Status.OK, f"{label}, which meets the planned torch's floor ({cxx.kind} >= {need})",
+    return [RuleOutcome(Status.OK, f"{label}, which meets the planned torch's floor ({kind} >= {need})",
                         Basis.VERSION)]
 
 

@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import unpredictable, with_option
 from inductor_doctor.kb._builtin import issue_data
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -126,8 +127,8 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
                   f"(only torch{AFFECTED_TORCH} has it), which every compiler mangles alike")
     cxx = inp.cxx
     if cxx is None:
-        return _v(Status.NOT_APPLICABLE, "no --cxx in the plan: the skew needs an extension built by "
-                  "clang >= 18 (pass --cxx to predict it)")
+        return unpredictable("the skew needs an extension built by clang >= 18, and the plan names no C++ "
+                             "compiler", with_option("--cxx COMPILER", "const-data-ptr-abi"))
     if cxx.kind == "gcc":
         return _v(Status.OK, f"{cxx.command} is GCC, which mangles const_data_ptr like the official "
                   "(GCC-built) libtorch")

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import unpredictable, with_option
 from inductor_doctor.core.releases import CUDA_MIN_DRIVER
 from inductor_doctor.kb._catalog import dotted, gpu_sm, one, outcome, torch_label, version_tuple
 from inductor_doctor.kb._gpus import support
@@ -122,9 +123,12 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     made with (read from the wheel's METADATA into the release snapshot), or `--cuda`."""
     dv = version_tuple(inp.driver, 3)
     cudas = _planned_cudas(inp)
+    if inp.package("torch") is None and inp.cuda is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "torch is not in the plan", Basis.VERSION)]
     if dv is None or not cudas:
-        need = "--driver" if cudas else "a CUDA build of torch (or --cuda) and --driver"
-        return [RuleOutcome(Status.NOT_APPLICABLE, f"needs {need} in the plan", Basis.VERSION)]
+        need = "the driver (--driver)" if cudas else "the CUDA of the torch build (--cuda) and the driver"
+        option = "--driver VER (nvidia-smi's driver version)" if cudas else "--cuda X.Y --driver VER"
+        return unpredictable(f"it needs {need}", with_option(option, "cuda-driver-too-old"))
     bad, good, unknown = [], [], []
     for cuda, what in cudas:
         tv = version_tuple(cuda, 2)

@@ -14,12 +14,16 @@ import os
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import RuleOutcome, Status, Workaround
+from inductor_doctor.core.plan_input import once_installed, unpredictable, with_option
 from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, compiler_missing, one
 from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
+
+ID = "cxx-compiler-missing"
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
@@ -39,6 +43,23 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     if cxx.works is None:
         return one(Status.INCONCLUSIVE, "Inductor's C++ compiler was not probed")
     return one(Status.OK, f"Inductor compiles with {compiler_label(cxx)}")
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan --cxx COMPILER`: whether the named compiler builds a shared object, asked of it when it
+    is on this machine (`plan/here.py`); one that is not here is decided where the stack is installed."""
+    cxx = inp.cxx
+    if cxx is None:
+        return unpredictable("the plan names no C++ compiler (Inductor takes $CXX, else g++)",
+                             with_option("--cxx COMPILER", ID))
+    here = inp.cxx_here
+    if here is None:
+        return unpredictable(f"{cxx.command} is not on this machine to probe",
+                             once_installed(ID, f"CXX={cxx.command}"))
+    if here.works:
+        return one(Status.OK, f"probed here: Inductor compiles with {compiler_label(here)}")
+    return one(Status.AFFECTED, f"probed here: {compiler_label(here)} cannot build a shared object: "
+               f"{here.error or 'unknown error'}")
 
 
 def advise(facts: Facts) -> List[Workaround]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import unpredictable, with_option
 from inductor_doctor.kb._catalog import is_gpu_torch, one, outcome, torch_label
 from inductor_doctor.kb._gpus import gpus_with_capability, no_visible_gpu
 from inductor_doctor.kb._rules import not_installed
@@ -46,7 +47,7 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan --gpu sm_XX`: the capability alone decides."""
     if inp.gpu_sm is None:
-        return [RuleOutcome(Status.NOT_APPLICABLE, "no --gpu in the plan", Basis.VERSION)]
+        return unpredictable("it needs the GPU (--gpu)", with_option("--gpu sm_XX", "gpu-too-old-for-triton"))
     if inp.gpu_sm < MIN_CAPABILITY[0] * 10:
         return [RuleOutcome(Status.AFFECTED, f"sm_{inp.gpu_sm} is below 7.0: Triton (and so GPU "
                             "torch.compile) does not support it", Basis.VERSION)]

@@ -13,25 +13,35 @@ import os
 import re
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import RuleOutcome, Status, Workaround
+from inductor_doctor.core.model import Basis, RuleOutcome, Status, Workaround
+from inductor_doctor.core.plan_input import once_installed, unpredictable, with_option
 from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, compiler_major, one
 from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.facts import CompilerInfo, Facts
+    from inductor_doctor.core.plan_input import PlanInput
+
+ID = "openmp-headers-missing"
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
         return not_installed("torch")
-    cxx = facts.cxx
+    return judged(facts.cxx)
+
+
+def judged(cxx: CompilerInfo, probed: str = "") -> List[RuleOutcome]:
+    """The verdict of a probed compiler's OpenMP (`check`'s, and `plan`'s for a `--cxx` that is here,
+    whose reason then starts with `probed`)."""
     if not cxx.works:
-        return one(Status.NOT_APPLICABLE, "no working C++ compiler to test (see cxx-compiler-missing)")
+        return one(Status.NOT_APPLICABLE,
+                   f"{probed}no working C++ compiler to test (see cxx-compiler-missing)")
     if cxx.openmp is None:
         return one(Status.INCONCLUSIVE, f"OpenMP support of {compiler_label(cxx)} was not probed")
     if cxx.openmp:
-        return one(Status.OK, f"{compiler_label(cxx)} compiles `#include <omp.h>` with -fopenmp")
+        return one(Status.OK, f"{probed}{compiler_label(cxx)} compiles `#include <omp.h>` with -fopenmp")
     detail = cxx.openmp_error or ""
     hint = ""
     if cxx.kind == "clang":
@@ -41,8 +51,26 @@ def rule(facts: Facts) -> List[RuleOutcome]:
             hint = f"; libomp-{major}-dev is installed ({mine[0]}), but this clang does not search there"
         else:
             hint = f"; install libomp-{major}-dev" if major else "; install the LLVM OpenMP runtime (libomp)"
-    return one(Status.AFFECTED, f"{compiler_label(cxx)} cannot compile `#include <omp.h>` with -fopenmp"
-               + (f" ({detail})" if detail else "") + hint, compiler=cxx.path, error=detail)
+    return one(Status.AFFECTED, f"{probed}{compiler_label(cxx)} cannot compile `#include <omp.h>` with "
+               "-fopenmp" + (f" ({detail})" if detail else "") + hint, compiler=cxx.path, error=detail)
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan --cxx clang++-19`: the named compiler's OpenMP, probed when it is on this machine
+    (`plan/here.py`, as `check` asks it); GCC brings its own (libgomp); any other compiler that is
+    not here is decided by the check where the stack is installed."""
+    cxx = inp.cxx
+    if cxx is None:
+        return unpredictable("the plan names no C++ compiler (Inductor takes $CXX, else g++)",
+                             with_option("--cxx COMPILER", ID))
+    if inp.cxx_here is not None:
+        return judged(inp.cxx_here, probed="probed here: ")
+    if cxx.kind == "gcc":
+        return one(Status.OK, f"{cxx.command} is GCC, which brings its own OpenMP (libgomp)", Basis.VERSION)
+    needs = ("clang needs the LLVM OpenMP runtime of its own major version (libomp-N-dev)"
+             if cxx.kind == "clang" else "whether it finds omp.h is the machine's")
+    return unpredictable(f"{cxx.command} is not on this machine to probe, and {needs}",
+                         once_installed(ID, f"CXX={cxx.command}"))
 
 
 def advise(facts: Facts) -> List[Workaround]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import unpredictable, with_option
 from inductor_doctor.kb._catalog import dotted, no_gpu, outcome, version_tuple
 from inductor_doctor.kb._gpus import gpus_with_capability
 from inductor_doctor.kb._ptxas import knows_arch, missing, planned_ptxas, ptxas_for
@@ -51,8 +52,10 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan --gpu sm_120 triton==3.2.0`: the bundled ptxas of each planned Triton, as the release
     audit ran it, against the `--gpu-name` that Triton passes for the GPU."""
     arch = inp.gpu_sm
-    if arch is None or inp.package("triton") is None:
-        return [RuleOutcome(Status.NOT_APPLICABLE, "needs --gpu and a Triton in the plan", Basis.VERSION)]
+    if inp.package("triton") is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "Triton is not in the plan", Basis.VERSION)]
+    if arch is None:
+        return unpredictable("it needs the GPU (--gpu)", with_option("--gpu sm_XX", "ptxas-unsupported-arch"))
     triton = inp.package("triton")
     if triton is None or not triton.version_known:
         return [RuleOutcome(Status.INCONCLUSIVE, "the planned Triton version is unknown; pin it to decide",

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import unpredictable, with_option
 from inductor_doctor.kb._catalog import outcome, torch_label
 from inductor_doctor.kb._gpus import gpus_with_capability, no_visible_gpu, support
 from inductor_doctor.kb._rules import not_installed, planned_outcome
@@ -72,8 +73,8 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     if torch is None:
         return [RuleOutcome(Status.NOT_APPLICABLE, "torch is not in the plan", Basis.VERSION)]
     if inp.gpu_sm is None:
-        return [RuleOutcome(Status.NOT_APPLICABLE, "needs --gpu in the plan (e.g. --gpu sm_120)",
-                            Basis.VERSION)]
+        return unpredictable("it needs the GPU (--gpu, e.g. --gpu sm_120)",
+                             with_option("--gpu sm_XX", "torch-gpu-arch-missing"))
     if not torch.version_known:
         return [RuleOutcome(Status.INCONCLUSIVE, "the planned torch version is unknown; pin it to decide",
                             Basis.VERSION)]

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from inductor_doctor.core.model import RuleOutcome, Status
+from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import once_installed, unpredictable
 from inductor_doctor.kb._catalog import one
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
@@ -32,3 +34,11 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                    f"fails: {why}")
     tried = "imports" if torch.import_ok else "is installed (its import is tried without --static)"
     return one(Status.OK, f"torch {torch.version} {tried} ({torch.path})")
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan`: a plan that installs torch cannot leave the interpreter without it."""
+    if inp.package("torch") is not None:
+        return one(Status.NOT_APPLICABLE, "the plan installs torch", Basis.VERSION)
+    return unpredictable("torch is not in the plan: whether the interpreter has one is the machine's",
+                         once_installed("torch-missing"))

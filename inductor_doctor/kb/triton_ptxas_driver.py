@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import unpredictable, with_option
 from inductor_doctor.kb._catalog import dotted, gpu_sm, no_gpu, outcome, version_tuple
 from inductor_doctor.kb._gpus import hidden_reason
 from inductor_doctor.kb._ptxas import missing, planned_ptxas, ptxas_for
@@ -109,8 +110,11 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
     from inductor_doctor.core.releases import family_driver
 
     triton = inp.package("triton")
-    if triton is None or inp.driver is None:
-        return [RuleOutcome(Status.NOT_APPLICABLE, "needs a Triton and --driver in the plan", Basis.VERSION)]
+    if triton is None:
+        return [RuleOutcome(Status.NOT_APPLICABLE, "Triton is not in the plan", Basis.VERSION)]
+    if inp.driver is None:
+        return unpredictable("it needs the driver (--driver)",
+                             with_option("--driver VER (nvidia-smi's driver version)", "triton-ptxas-driver"))
     if not triton.version_known:
         return [RuleOutcome(Status.INCONCLUSIVE, "the planned Triton version is unknown; pin it to decide",
                             Basis.VERSION)]

@@ -21,6 +21,7 @@ from inductor_doctor.core.model import UsageError
 from inductor_doctor.core.plan_input import Compiler, PlanInput, PlannedPackage, _contains
 from inductor_doctor.core.releases import RELEASES, TORCH_TRITON_PIN
 from inductor_doctor.plan.build import planned_build
+from inductor_doctor.plan.here import probe_named
 from inductor_doctor.plan.requirements import (
     PlannedRequirement,
     check_python_version,
@@ -46,6 +47,9 @@ class PlanRequest:
     index_url: Optional[str] = None
     #: Compiled artifacts the planned stack must load (`--artifact`): one row each.
     artifacts: List[str] = field(default_factory=list)
+    #: Probe the `--cxx` compiler where it is on this machine (`plan/here.py`); `plan` does,
+    #: `plan --suggest` judges builds and leaves the machine's compiler to `check`.
+    probe_here: bool = False
 
 
 
@@ -243,5 +247,6 @@ def build_input(request: PlanRequest) -> Tuple[PlanInput, List[str], List[str]]:
         index_urls=index_urls,
         variant=variant,
         marker_env=env,
+        cxx_here=probe_named(cxx) if request.probe_here else None,
     )
     return inp, read.files, read.ignored

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
 
-from inductor_doctor.render.check_text import device_order, env_line
+from inductor_doctor.render.check_text import device_order, env_line, is_plan, plan_summary
 from inductor_doctor.render.style import ORDER, summary_line
 
 ICON = {"affected": "❌", "likely": "⚠️", "inconclusive": "❔", "ok": "✅", "not-applicable": "➖"}
+#: A plan's words for the answers that are not predictions (`Finding.answer`).
+PLAN_WORDS = {"inconclusive": "cannot be predicted", "not-applicable": "cannot arise"}
 
 
 def _cell(r: Mapping[str, Any]) -> str:
-    text = f"{ICON.get(r['status'], '')} {r['status']}"
+    word = PLAN_WORDS.get(r["status"], r["status"]) if r.get("answer") else r["status"]
+    text = f"{ICON.get(r['status'], '')} {word}"
     return text + " (suppressed)" if r.get("suppressed") else text
 
 
@@ -48,9 +51,12 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
         key=lambda r: ORDER.index(r["status"]),
     )
     for r in worrying:
-        out.append(f"#### {ICON[r['status']]} `{r['id']}` on `{r['device']}`: {r['status']}")
+        word = PLAN_WORDS.get(r["status"], r["status"]) if r.get("answer") else r["status"]
+        out.append(f"#### {ICON[r['status']]} `{r['id']}` on `{r['device']}`: {word}")
         out.append("")
         out.append(f"{_esc(r['title'])}. {_esc(r['reason'])}")
+        if r.get("decided_by"):
+            out.append(f"- decided by: {_esc(r['decided_by'])}")
         if r.get("evidence"):
             out += ["", "```", *r["evidence"], "```"]
         for w in r.get("workarounds") or []:
@@ -58,5 +64,6 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
         if r.get("upstream"):
             out.append(f"- upstream: {', '.join(r['upstream'])}")
         out.append("")
-    out.append(f"**Summary:** {summary_line(data.get('summary', {}))}")
+    summary = plan_summary(results) if is_plan(data) else summary_line(data.get("summary", {}))
+    out.append(f"**Summary:** {summary}")
     return "\n".join(out) + "\n"

@@ -4,6 +4,10 @@ Laid out for the reader's width (80 columns included): issue ids are never cut (
 pass to `explain`); GPUs with identical verdicts share one column (`cuda:0-7`); issues that cannot
 arise here are folded into one line (`--all` lists them); a verdict that no canary confirmed is
 marked `*`; and when the matrix still does not fit, each finding gets a line of its own.
+
+A plan's rows are of three answers, kept apart (`Finding.answer`): predicted (`affected`, `likely`,
+`ok`), cannot arise in the planned stack, and cannot be predicted from the plan, said with what
+decides each (an option the plan lacks, or the issue's check where the stack is installed).
 """
 
 from __future__ import annotations
@@ -28,6 +32,20 @@ from inductor_doctor.render.style import (
 
 WORRYING = ("affected", "likely", "inconclusive")
 CELL = {"not-applicable": "n/a"}
+#: A plan's cells: its `inconclusive` is "cannot be predicted", not "could not decide".
+PLAN_CELL = {"not-applicable": "n/a", "inconclusive": "unpredicted"}
+CANNOT_BE_PREDICTED = "cannot-be-predicted"
+#: What decides the plan's rows that depend on the machine, not on versions.
+MACHINE = "inductor-doctor check, where the stack is installed (the machine decides, not versions)"
+
+
+def is_plan(data: Mapping[str, Any]) -> bool:
+    return str(data.get("schema", "")).startswith("inductor-doctor/plan/")
+
+
+def unpredicted(r: Mapping[str, Any]) -> bool:
+    """A plan's row that the plan cannot predict (its status is `inconclusive`)."""
+    return r.get("answer") == CANNOT_BE_PREDICTED
 INDENT = 4
 _CUDA = re.compile(r"^cuda:(\d+)$")
 _KIND_RANK = {"toolchain": 0, "cpu": 1, "cuda": 2, "xla": 9}
@@ -53,7 +71,8 @@ def render(data: Mapping[str, Any], show_all: bool = False, width: int = 0) -> s
             console.print("no known issue selected")
         else:
             _matrix(console, results, show_all, width)
-            _details(console, results)
+            _details(console, [r for r in results if not unpredicted(r)])
+            _unpredicted(console, [r for r in results if unpredicted(r)])
         _footer(console, data, results)
 
     return console_to_string(draw, width=width)
@@ -114,7 +133,7 @@ def device_order(device: str) -> Tuple[int, int, str]:
 
 def _cell_text(r: Mapping[str, Any]) -> str:
     status = r["status"]
-    text = CELL.get(status, status)
+    text = (PLAN_CELL if r.get("answer") else CELL).get(status, status)
     if status != "not-applicable" and r.get("basis") != "canary":
         text += "*"
     return text + (" (s)" if r.get("suppressed") else "")
@@ -159,6 +178,9 @@ def _matrix(console: Any, results: Sequence[Mapping[str, Any]], show_all: bool, 
 
     rows = _rows(results)
     folded = [i for i, cells in rows.items() if all(r["status"] == "not-applicable" for r in cells.values())]
+    unknown = [i for i, cells in rows.items() if i not in folded
+               and all(r["status"] == "not-applicable" or unpredicted(r) for r in cells.values())]
+    folded += unknown
     shown_rows = {i: c for i, c in rows.items() if show_all or i not in folded}
     shown = [r for cells in shown_rows.values() for r in cells.values()]
     cols = columns(shown) if shown else []
@@ -185,8 +207,13 @@ def _matrix(console: Any, results: Sequence[Mapping[str, Any]], show_all: bool, 
             line.append(f"{r['id']}  ")
             line.append(r["device"], style=DIM)
             console.print(line, no_wrap=True, overflow="ignore")
-    if folded and not show_all:
-        console.print(Text(f"{len(folded)} more cannot arise here (not-applicable); `--all` lists them",
+    if unknown and not show_all:
+        console.print(Text(f"{len(unknown)} more cannot be predicted from the plan (below: what decides "
+                           f"them) and {len(folded) - len(unknown)} cannot arise in it; `--all` lists them",
+                           style=DIM))
+    elif folded and not show_all:
+        arise = "in it" if any(r.get("answer") for r in results) else "here"
+        console.print(Text(f"{len(folded)} more cannot arise {arise} (not-applicable); `--all` lists them",
                            style=DIM))
     console.print()
 
@@ -229,6 +256,40 @@ def _details(console: Any, results: Sequence[Mapping[str, Any]]) -> None:
         console.print()
 
 
+def _unpredicted(console: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """A plan's rows it cannot predict, grouped by what decides them: an option the plan lacks
+    (`--gpu`, `--driver`, `--cxx`), or the issue's check where the stack is installed."""
+    from rich.text import Text
+
+    if not rows:
+        return
+    ids = sorted({r["id"] for r in rows})
+    groups: Dict[str, List[str]] = {}
+    for r in sorted(rows, key=lambda r: r["id"]):
+        decided = str(r.get("decided_by") or "")
+        if decided.startswith("add ") and "; or " in decided:
+            key = decided.split("; or ")[0]
+        elif decided == f"inductor-doctor check --only {r['id']}, where the stack is installed":
+            key = MACHINE
+        else:
+            key = decided
+        if r["id"] not in groups.setdefault(key, []):
+            groups[key].append(r["id"])
+    head = Text()
+    head.append("CANNOT BE PREDICTED", style=STATUS["inconclusive"])
+    head.append(f" from the plan: {len(ids)} issue{'s' if len(ids) != 1 else ''}, decided by", style=STRONG)
+    console.print(head)
+    for key, members in sorted(groups.items(), key=lambda kv: (kv[0] == MACHINE, kv[0])):
+        if len(members) == 1 and members[0] in key:  # a command of its own: said whole
+            hanging(console, "-", key, INDENT)
+        else:
+            hanging(console, "-", f"{key}: {', '.join(members)}", INDENT)
+    if any(k.startswith("add ") for k in groups):
+        _wrapped(console, "(or each issue's check where the stack is installed: inductor-doctor check --only "
+                 "ID)", DIM)
+    console.print()
+
+
 def _quoted(console: Any, line: str) -> None:
     """A line of the canary's output: its own indentation kept, wrapped between words only."""
     from rich.text import Text
@@ -260,7 +321,7 @@ def _footer(console: Any, data: Mapping[str, Any], results: Sequence[Mapping[str
         extra.append("static checks only")
     if meta.get("duration_s") is not None:
         extra.append(f"{meta['duration_s']:.1f}s")
-    tail = summary_line(data.get("summary", {}))
+    tail = plan_summary(results) if is_plan(data) else summary_line(data.get("summary", {}))
     console.print(Text(tail + (f"  ({'; '.join(extra)})" if extra else ""), style=STRONG))
     for note in meta.get("suppression_notes") or []:
         console.print(Text(f"note: {note}", style=WARN))
@@ -272,6 +333,14 @@ def _footer(console: Any, data: Mapping[str, Any], results: Sequence[Mapping[str
     verdict = final_line(data, results)
     if verdict:
         console.print(Text(verdict, style=STRONG))
+
+
+def plan_summary(results: Sequence[Mapping[str, Any]]) -> str:
+    """A plan's three answers, counted apart: `1 affected, 0 likely, 7 ok; 24 cannot be predicted; 10
+    cannot arise`."""
+    count = {s: sum(r["status"] == s for r in results) for s in ORDER}
+    return (f"{count['affected']} affected, {count['likely']} likely, {count['ok']} ok; "
+            f"{count['inconclusive']} cannot be predicted; {count['not-applicable']} cannot arise")
 
 
 def final_line(data: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:

@@ -110,9 +110,16 @@ def test_likely_reason_names_the_versions_and_the_fix():
 
 
 def test_component_not_in_the_plan_is_not_applicable():
-    by_status = status("torch==2.5.1")
-    assert by_status["donor"] is Status.NOT_APPLICABLE
-    assert by_status["no-versions"] is Status.NOT_APPLICABLE
+    _, by_id = plan("torch==2.5.1")
+    assert by_id["donor"].status is Status.NOT_APPLICABLE and by_id["donor"].answer == "cannot-arise"
+
+
+def test_an_issue_without_versions_cannot_be_predicted_and_says_what_decides_it():
+    """Not "cannot arise": the machine the stack lands on decides, and its check says it."""
+    _, by_id = plan("torch==2.5.1")
+    found = by_id["no-versions"]
+    assert found.status is Status.INCONCLUSIVE and found.answer == "cannot-be-predicted"
+    assert found.decided_by == "inductor-doctor check --only no-versions, where the stack is installed"
 
 
 def test_nightly_only_bugs_never_hit_releases_but_hit_their_nightly():
