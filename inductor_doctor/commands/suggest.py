@@ -131,6 +131,20 @@ def run_suggest(request: SuggestRequest) -> Suggestion:
     return doc
 
 
+def _pip_reason(venv: Any, done: Any) -> str:
+    """pip's one-line reason (`scratch/pip_reason.py`), with where a constraint it could not satisfy
+    is set when this machine's pip configuration sets it, not the plan."""
+    from inductor_doctor.scratch.pip_reason import constraint_settings, pip_error
+
+    said = pip_error(done)
+    if "(a pip constraint:" in said:
+        listed = venv.run_python(["-m", "pip", "config", "list"], timeout_s=60.0)
+        where = constraint_settings(listed.stdout) if listed.ok else []
+        if where:
+            said += f"; set by {', '.join(where)} on this machine, not by the plan"
+    return said
+
+
 def verify(solution: Solution, keep: bool = False) -> Dict[str, Any]:
     """Install the suggestion into a scratch venv, run `check` there, and say what it found."""
     from inductor_doctor.scratch.venv import ScratchError, ScratchVenv
@@ -149,7 +163,7 @@ def verify(solution: Solution, keep: bool = False) -> Dict[str, Any]:
             venv.pip_argv(c.requirements(), c.index_url)[1:]), "installed": done.ok,
             "install_s": round(time.monotonic() - started, 1)}
         if not done.ok:
-            out.update(ok=False, reason=f"pip install failed: {done.why()}")
+            out.update(ok=False, reason=f"pip install failed: {_pip_reason(venv, done)}")
             return out
         run = venv.check()
         if run.document is None:

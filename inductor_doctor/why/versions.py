@@ -18,7 +18,10 @@ import os
 import re
 import shutil
 import subprocess
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
+
+# pip's reason for a failed install, shared with `plan --suggest --verify`
+from inductor_doctor.scratch.pip_reason import pip_error  # noqa: F401
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
@@ -98,27 +101,6 @@ def see_site_dirs(venv_python: str, dirs: Sequence[str]) -> Optional[str]:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"could not show the command's site-packages to the scratch venv: {exc}"
     return None
-
-
-def pip_error(result: Any) -> str:
-    """pip's own reason in one line: its first `ERROR:` line (not the retry warnings on the way, nor
-    its closing "ResolutionImpossible: for help visit ..."), with the constraint that caused it."""
-    text = f"{result.stderr or ''}\n{result.stdout or ''}"
-    lines = [ln.strip() for ln in text.splitlines()]
-    errors = [ln[len("ERROR:"):].strip() for ln in lines if ln.startswith("ERROR:")
-              and not ln.startswith("ERROR: ResolutionImpossible")]
-    if not errors:
-        return result.why()
-    constraints = [ln.split("(constraint)", 1)[1].strip() for ln in lines if "requested (constraint)" in ln]
-    said = errors[0].rstrip(".") + (f" (a pip constraint: {', '.join(constraints)})" if constraints else "")
-    unreachable = any(ln.startswith("WARNING: Retrying") and any(w in ln for w in _UNREACHABLE)
-                      for ln in lines)
-    return f"its index could not be reached, and pip then says: {said}" if unreachable else said
-
-
-#: pip's retry warnings that mean the index was never reached (no DNS, no route, a proxy refusing).
-_UNREACHABLE = ("NewConnectionError", "ConnectTimeoutError", "ProxyError", "Failed to establish",
-                "Name or service not known", "Temporary failure in name resolution")
 
 
 def pip_line(req: str, index: Optional[str]) -> str:
