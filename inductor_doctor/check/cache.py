@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 from inductor_doctor.core.declare import volatile_names
 from inductor_doctor.core.facts import Facts
 from inductor_doctor.core.files import file_key, read_own_text, write_text_atomic
+from inductor_doctor.core.interpreter import canonical_interpreter
 from inductor_doctor.core.paths import cache_dir, private_dir
 from inductor_doctor.core.version import __version__
 
@@ -91,8 +92,9 @@ class CanaryStore:
         script, wrapper = _digest(job.script), _digest(harness)
         if script is None or wrapper is None:
             return None
-        inputs = [VERSION, __version__, script, wrapper, file_key(job.python), job.python, job.device,
-                  sorted(job.env.items()), list(job.needs), job.timeout_s, self._files,
+        inputs = [VERSION, __version__, script, wrapper, file_key(job.python),
+                  canonical_interpreter(job.python), job.device, sorted(job.env.items()), list(job.needs),
+                  job.timeout_s, self._files,
                   hashlib.sha256(self._facts_blob.encode()).hexdigest()]
         blob = json.dumps(inputs, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:40]
@@ -139,10 +141,13 @@ def cacheable(run: CanaryRun) -> bool:
 
 
 def _last_path(python: str) -> Optional[Path]:
+    """Where the last report of this interpreter is kept: under its canonical path, so `python` and
+    `python3` of one install share it, and a venv never shares its base interpreter's
+    (`os.path.realpath` would follow the venv's link to the base)."""
     root = cache_dir()
     if root is None:
         return None
-    name = hashlib.sha256(os.path.realpath(python).encode()).hexdigest()[:24]
+    name = hashlib.sha256(canonical_interpreter(python).encode()).hexdigest()[:24]
     return root / "last" / f"{name}.json"
 
 
@@ -162,7 +167,7 @@ def save_last(python: str, report: Dict[str, Any]) -> Optional[str]:
     report = {**report, "meta": {**(report.get("meta") or {}), "finished_at": when}}
     try:
         private_dir(path.parent)
-        write_text_atomic(path, json.dumps({"python": os.path.realpath(python), "report": report}),
+        write_text_atomic(path, json.dumps({"python": canonical_interpreter(python), "report": report}),
                           private=True)
     except OSError as exc:
         return f"report not kept ({exc.strerror or exc}: {path.parent})"

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from inductor_doctor.core.document import schema_for
 from inductor_doctor.core.files import file_key
+from inductor_doctor.core.interpreter import canonical_interpreter, same_interpreter
 
 #: The records are preflight's answers (`Verdict.to_dict()`); one of another schema is no record.
 SCHEMA = schema_for("preflight")
@@ -32,7 +33,8 @@ def fingerprint(device: str, python: str) -> str:
     from inductor_doctor.core.facts import Facts
     from inductor_doctor.core.version import __version__
 
-    parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, file_key(python)]
+    python = canonical_interpreter(python)  # `python` and `python3`: one interpreter, one record
+    parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, python, file_key(python)]
     parts += [_quick(reader, python) for reader in quick_readers(Facts)]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
 
@@ -47,7 +49,7 @@ def _quick(reader: str, python: str) -> Any:
     if kind == "compiler":
         return _compiler()
     if kind == "python_h":
-        if os.path.abspath(python) != os.path.abspath(sys.executable):
+        if not same_interpreter(python, sys.executable):
             return None  # another interpreter's headers: its compiler answers tell, at check time
         import sysconfig  # a venv's or conda's own headers
 
@@ -65,7 +67,7 @@ def _kb_version() -> str:
 
 def _package(name: str, python: str) -> Any:
     """The installed package's directory and version file, as (path, size, mtime) triples."""
-    if os.path.abspath(python) != os.path.abspath(sys.executable):
+    if not same_interpreter(python, sys.executable):
         return _package_elsewhere(name, python)
     import importlib.util
 

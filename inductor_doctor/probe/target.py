@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
 
+from inductor_doctor.core.interpreter import canonical_interpreter
 from inductor_doctor.core.model import UsageError
 from inductor_doctor.probe._proc import run
 from inductor_doctor.probe.step import Step
@@ -98,15 +99,17 @@ def resolve_python(python: Optional[str]) -> str:
     """`--python` may name an interpreter or a venv directory. Anything that is not a Python
     interpreter (a path that is not there, a directory without one, a file that cannot run, a
     program that runs but does not answer as Python does) is a usage error: one line, exit 2,
-    before any work. One that is too slow to answer is not: the probe records that."""
+    before any work. One that is too slow to answer is not: the probe records that. The answer is
+    the interpreter's canonical path (`core/interpreter.py`): `python` and `python3` of one install
+    are one interpreter, and its records (canary outcomes, the last report) are kept under one name."""
     if not python:
-        return sys.executable
+        return canonical_interpreter(sys.executable)
     path = _located(python)
     answer = query(path)
     if answer.get("not_python"):
         why = str(answer.get("error") or "no answer").replace(f"{path} is not", "not", 1)
         raise UsageError(f"--python {python}: {why}; give the path of a Python interpreter or venv")
-    return path
+    return canonical_interpreter(path)
 
 
 def _located(python: str) -> str:

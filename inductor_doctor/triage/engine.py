@@ -18,7 +18,6 @@ Nothing here imports torch or runs anything.
 from __future__ import annotations
 
 import io
-import os
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.core.document import Document, Policy
+from inductor_doctor.core.interpreter import same_interpreter
 from inductor_doctor.core.model import ExitCode, KnownIssue, Severity, UsageError
 from inductor_doctor.kb import KB_VERSION
 from inductor_doctor.triage.context import DROP, POSSIBLE, LogContext, predicates
@@ -508,7 +508,7 @@ def torch_importable(interpreter: str) -> Tuple[bool, str]:
     For this interpreter `find_spec` answers in process (it locates the package, it runs none of
     it); another interpreter is asked in a subprocess.
     """
-    if os.path.abspath(interpreter) == os.path.abspath(sys.executable):  # not realpath: venvs
+    if same_interpreter(interpreter, sys.executable):  # never realpath: a venv is not its base
         import importlib.util
 
         try:
