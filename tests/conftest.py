@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -279,6 +280,15 @@ def local_torch_index(version: str = "2.13.0") -> Dict[str, str]:
             pytest.skip(msg)
         (house / ".ready").touch()
     return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(house)}
+
+
+#: A progress line on a stderr that is not a terminal (render/progress.py: `LineProgress`).
+PROGRESS_LINE = re.compile(r"^inductor-doctor: .+ … \d+s$")
+
+
+def without_progress(stderr: str) -> List[str]:
+    """The lines of stderr that are not progress lines (a run over two seconds says its stages)."""
+    return [ln for ln in stderr.strip().splitlines() if not PROGRESS_LINE.match(ln)]
 
 
 def which_or_skip(cmd: str) -> str:

@@ -214,6 +214,8 @@ def _examine(
 
         # The late facts, a second stage: a new snapshot with the live answer and the ABI compile.
         late = finish if share is not None else (live.finish if live is not None else None)
+        if late is not None:  # said as a stage of its own: `import torch` can take seconds
+            late = _as_stage(late, progress, "the live probe (import torch) and the ABI compile")
 
         progress.phase("checking")
         jobs = request.jobs or default_jobs(len(facts.gpus))
@@ -267,3 +269,13 @@ def confirm(ids: Sequence[str], python: Optional[str] = None, timeout_s: Optiona
                                                 remember=remember)))
     except UsageError as exc:
         return Confirmed(error=str(exc))
+
+
+def _as_stage(step: Any, progress: Progress, name: str) -> Any:
+    """`step` said as a stage of the check's progress when it starts."""
+
+    def staged(facts: Any) -> Any:
+        progress.phase(name)
+        return step(facts)
+
+    return staged

@@ -19,7 +19,8 @@ def render(data: Dict[str, Any], output: str = "", **_: Any) -> str:
     parts: List[str] = []
     for status in ("affected", "likely", "inconclusive"):
         hits = [f"{r['id']} on {r['device']}" for r in data.get("results") or []
-                if r.get("status") == status and not r.get("suppressed")]
+                if r.get("status") == status and not r.get("suppressed")
+                and r.get("answer") != "cannot-be-predicted"]  # a plan's: no failure of the plan
         if not hits:
             continue
         named = ", ".join(hits[:NAMED]) + (f" and {len(hits) - NAMED} more" if len(hits) > NAMED else "")

@@ -60,6 +60,8 @@ def build_report(python: Optional[str] = None, log: Optional[str] = None, static
     worker = threading.Thread(target=lambda: box.update(env=run_collect_env(interpreter)), daemon=True)
     worker.start()
     report = run_check(CheckRequest(python=python, static=static), progress)
+    if worker.is_alive() and progress is not None:
+        progress.phase("waiting for torch's collect_env")
     worker.join()
     data = report.to_dict()
     collected = box.get("env") or CollectEnv("", error="collect_env did not finish")
