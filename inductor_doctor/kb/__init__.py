@@ -39,6 +39,13 @@ REPO_SHORT_NAMES = {
 _REF = re.compile(r"^\s*(?:https?://github\.com/)?([\w.-]+(?:/[\w.-]+)?)(?:#|/issues/|/pull/)(\d+)\s*$")
 
 
+def short_ref(ref: str) -> str:
+    """`pytorch/pytorch#151589` as users write it, `pytorch#151589` (its repository's short name)."""
+    repo, _, number = ref.partition("#")
+    short = next((k for k, v in REPO_SHORT_NAMES.items() if v.lower() == repo.lower()), None)
+    return f"{short or repo}#{number}"
+
+
 class DuplicateIssueError(ValueError):
     pass
 
@@ -223,6 +230,10 @@ def near_misses(query: str, keys: Sequence[str], issue_of: Callable[[str], str],
 
     if normalize_ref(query) is not None:
         return []
+    number = re.fullmatch(r"\s*#?(\d+)\s*", query)
+    if number:  # an upstream ref's number without its repository: the refs that have it
+        refs = [k for k in keys if k.endswith("#" + number.group(1)) and normalize_ref(k) == k]
+        return [short_ref(k) for k in dict.fromkeys(refs)][:n]
     names = list(dict.fromkeys(k for k in keys if "#" not in k))
     hits = difflib.get_close_matches(query.lower(), names, n=n * 2, cutoff=0.6)
     hits += [k for k in names if query.lower() in k and k not in hits]

@@ -355,10 +355,11 @@ def final_line(data: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) ->
     if not decided:
         return "Nothing was checked: no known issue can arise in this environment as probed."
     static = " (static checks only: run without --static to run the canaries)" if meta.get("static") else ""
-    return f"No known issue affects this environment: {ok_count(decided, meta)}{static}."
+    by_canary = sum(r.get("basis") == "canary" for r in live)  # ok, or cannot arise, by its canary
+    return f"No known issue affects this environment: {ok_count(decided, meta, by_canary)}{static}."
 
 
-def ok_count(decided: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> str:
+def ok_count(decided: Sequence[Mapping[str, Any]], meta: Mapping[str, Any], canary_rows: int = -1) -> str:
     """How the ok checks were decided, counting canaries as the footer does (every canary of the
     run, reused or not), so that the two numbers a reader sees side by side are of one thing."""
     by_canary = sum(r.get("basis") == "canary" for r in decided)
@@ -371,8 +372,10 @@ def ok_count(decided: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> s
     parts.append(f"{by_canary} by {'its' if by_canary == 1 else 'their'} canary")
     text = f"{len(decided)} checks ok: {', '.join(parts)}"
     canaries = int(meta.get("canaries_run") or 0) + int(meta.get("canaries_cached") or 0)
-    if canaries > by_canary:
-        rest = canaries - by_canary
+    deciding = max(by_canary, canary_rows)  # the rows a canary decided (ok, or cannot arise here)
+    if canaries > deciding:  # nothing is inconclusive here: a static rule decided those checks
+        rest = canaries - deciding
         its = "its" if rest == 1 else "their"
-        text += f" (of {canaries} canaries; the other {rest} could not decide {its} check here)"
+        text += (f" ({canaries} canaries ran: {deciding} decided {'its' if deciding == 1 else 'their'} "
+                 f"check, the other {rest} left {its} check to {its} static rule)")
     return text
