@@ -16,6 +16,7 @@ from inductor_doctor.check.classify import canary_outcome, classify, signal_name
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
 from inductor_doctor.check.verdict import CanaryOutcome, Decision, decide
 from inductor_doctor.core.facts import Facts
+from inductor_doctor.core.gpu_target import GpuTarget
 from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
@@ -41,6 +42,10 @@ class CheckOptions:
     canary_env: Dict[str, str] = field(default_factory=dict)  # given to every canary (machine facts)
     #: GPUs ("cuda:0") nearly full (nearly_full_gpus): their canaries run one at a time.
     crowded: Tuple[str, ...] = ()
+    #: GPUs that are not here, a column each (`--gpu sm_80`): earned by the cross-target canary, which
+    #: runs even with `static` (it needs no device), and judged by each issue's rule on the described GPU.
+    targets: Tuple[GpuTarget, ...] = ()
+    driver: Optional[str] = None  # the NVIDIA driver those GPUs will have (`--driver`), if known
 
 
 @dataclass
@@ -120,6 +125,7 @@ def _finding(issue: KnownIssue, device: str, verdict: Decision, duration_s: floa
         upstream=issue.upstream,
         duration_s=duration_s,
         evidence=verdict.evidence,
+        proved=verdict.proved.value if verdict.proved else None,
     )
 
 
@@ -136,6 +142,7 @@ class Cell:
     rule: Optional[RuleOutcome]
     job: Optional[CanaryJob] = None
     not_run: str = "no static rule applies"  # why no canary runs, where none does
+    target: Optional[GpuTarget] = None  # a GPU that is not here: its canary compiles for it (check/cross.py)
 
     @property
     def key(self) -> Tuple[str, str]:
@@ -163,6 +170,33 @@ def plan(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> L
             cell = Cell(issue, device, device in devices, _outcome_for(outcomes, device))
             _attach_canary(cell, options)
             cells.append(cell)
+    return cells + target_cells(facts, issues, options)
+
+
+def target_cells(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions,
+                 only: Optional[Sequence[KnownIssue]] = None) -> List[Cell]:
+    """A cell per target GPU for each issue that says how a described GPU is judged (`[cross]`),
+    sharing that target's one cross-target canary; `only`: these issues, whatever they declare (a
+    compile failure carried their signature)."""
+    from inductor_doctor.check import cross
+    from inductor_doctor.kb.triton_shared_memory import target_limit
+
+    cells: List[Cell] = []
+    for target in options.targets:
+        chosen = [i for i in issues if i.cross is not None and target.backend in i.cross.backends]
+        kernels = sorted({k for i in chosen for k in i.cross.kernels})  # type: ignore[union-attr]
+        job = cross.job(target, options.python, kernels, target_limit(target)[0], options.timeout_s,
+                        options.canary_env) if kernels else None
+        for issue in (only if only is not None else chosen):
+            wants = issue.cross.needs if issue.cross is not None else ()
+            if "driver" in wants and not options.driver:
+                cells.append(Cell(issue, target.name, True, RuleOutcome(
+                    Status.NOT_APPLICABLE, "the driver that will load its kernels is not named: add --driver "
+                    "to judge it", Basis.STATIC), target=target))
+                continue
+            rule = cross.rule_for(issue, facts, target, options.driver)
+            cells.append(Cell(issue, target.name, True, rule, job, target=target,
+                              not_run="its rule alone judges a GPU that is not here"))
     return cells
 
 
@@ -240,27 +274,35 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
         groups: Optional[ProcessGroups] = None) -> Tuple[Runs, Optional[BaseException]]:
     """Every cell's canary run, from the cache or run now; and the interrupt that cut it short."""
     store = options.store
-    by_key = {c.job.key: c for c in cells if c.job is not None}
+    by_key: Dict[str, List[Cell]] = {}  # a target's cells share its one cross-target canary
+    for c in cells:
+        if c.job is not None:
+            by_key.setdefault(c.job.key, []).append(c)
     runs: Runs = {}
     todo: List[CanaryJob] = []
     keys: Dict[str, Optional[str]] = {}
-    for key, cell in by_key.items():
-        assert cell.job is not None
-        keys[key] = store.key(cell.job, HARNESS) if store is not None else None
+    for key, sharing in by_key.items():
+        job = sharing[0].job
+        assert job is not None
+        keys[key] = store.key(job, HARNESS) if store is not None else None
         stored = store.load(keys[key]) if store is not None else None
         if stored is not None:
-            runs[cell.key] = _replayed(cell.job, stored)
+            for cell in sharing:
+                runs[cell.key] = _replayed(job, stored)
         else:
-            todo.append(cell.job)
+            todo.append(job)
     todo.sort(key=lambda j: -j.timeout_s)  # the slowest first: they bound the wall time
     progress.planned(len(todo))
 
     def done(r: CanaryRun) -> None:
-        cell = by_key[r.job.key]
-        runs[cell.key] = r
+        sharing = by_key[r.job.key]
+        for cell in sharing:
+            runs[cell.key] = r
         if store is not None:
             store.save(keys[r.job.key], r)
-        progress.finished(r.job.key, decide_cell(cell, r).status.value)
+        worst = max((decide_cell(c, r, issues=[c.issue for c in sharing]) for c in sharing),
+                    key=lambda d: d.status.rank)
+        progress.finished(r.job.key, worst.status.value)
 
     interrupted: Optional[BaseException] = None
     if todo:
@@ -274,9 +316,19 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
 # --- 3. decide --------------------------------------------------------------------------------------
 
 
-def decide_cell(cell: Cell, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+def decide_cell(cell: Cell, canary_run: Optional[CanaryRun], interrupted: bool = False,
+                issues: Sequence[KnownIssue] = ()) -> Decision:
+    """One cell's verdict. `issues`: those checked with it, whose signatures may explain a target's
+    compile failure (the error of another issue, found there)."""
     outcome: Optional[CanaryOutcome] = None
-    if canary_run is not None and cell.job is not None:
+    if canary_run is not None and cell.target is not None and cell.job is not None:
+        from inductor_doctor.check import cross
+
+        outcome = cross.outcome(cell.issue, cross.read(cell.target, canary_run, cross.kernels_of(cell.job)),
+                                issues)
+        if outcome is None:  # the compile says nothing of it: its rule on the described GPU stands
+            return decide(cell.rule, False, None, cell.not_run, cell.target.name)
+    elif canary_run is not None and cell.job is not None:
         outcome = canary_outcome(cell.issue, canary_run)
     elif cell.job is not None and interrupted:
         outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
@@ -307,29 +359,53 @@ def run_checks(
         if late:  # a canary the whole facts allow that the first ones did not
             more, interrupted = run(late, options, progress, groups)
             runs.update(more)
+    cells += _matched_on_targets(cells, runs, facts, issues, options)
     installed = {name: [info.version] for name, info in (("torch", facts.torch), ("triton", facts.triton),
                                                           ("torch-xla", facts.xla)) if info and info.version}
     findings = []
     advised: Dict[str, Tuple[Workaround, ...]] = {}
     for cell in cells:
         r = runs.get(cell.key)
-        verdict = decide_cell(cell, r, interrupted is not None)
+        verdict = decide_cell(cell, r, interrupted is not None, issues)
         if cell.issue.id not in advised:
             advised[cell.issue.id] = advice(cell.issue, facts)
         found = _finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0, advised[cell.issue.id])
         findings.append(_applicable(found, installed))
     findings = _explained_by_others(findings, issues, runs)
-    ran = [r for r in runs.values() if not r.cached]
+    distinct = {r.job.key: r for r in runs.values()}.values()  # a target's cells share one run
+    ran = [r for r in distinct if not r.cached]
     return CheckResult(
         findings=findings,
         canaries_run=len(ran),
-        canaries_cached=len(runs) - len(ran),
+        canaries_cached=len(distinct) - len(ran),
         duration_s=time.monotonic() - start,
         interrupted=interrupted,
         jobs=options.jobs,
         cache_note=options.store.note if options.store is not None else None,
         facts=facts,
     )
+
+
+def _matched_on_targets(cells: Sequence[Cell], runs: Runs, facts: Facts, issues: Sequence[KnownIssue],
+                        options: CheckOptions) -> List[Cell]:
+    """The rows a target's compile earned for issues that declare no kernels of their own: a failure
+    that carries their signature (the ROCm linker missing on a gfx target)."""
+    from inductor_doctor.check import cross
+
+    have = {c.key for c in cells}
+    out: List[Cell] = []
+    for target in options.targets:
+        mine = [c for c in cells if c.target == target and c.job is not None]
+        r = runs.get(mine[0].key) if mine else None
+        if r is None or mine[0].job is None:
+            continue
+        matched = cross.matched_elsewhere(cross.read(target, r, cross.kernels_of(mine[0].job)), issues)
+        for cell in target_cells(facts, issues, replace(options, targets=(target,)), only=matched):
+            if cell.key not in have:
+                cell.job = mine[0].job
+                runs[cell.key] = r
+                out.append(cell)
+    return out
 
 
 def _explained_by_others(findings: List[Finding], issues: Sequence[KnownIssue], runs: Runs) -> List[Finding]:

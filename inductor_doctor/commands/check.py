@@ -52,6 +52,10 @@ class CheckRequest:
     remember: bool = True
     #: Compiled artifacts to check against this host (`--artifact`): one row each.
     artifacts: Sequence[str] = ()
+    #: GPUs that are not here (`--gpu sm_80`, `--gpu gfx942`): a column each, earned by compiling for them.
+    gpus: Sequence[str] = ()
+    #: The NVIDIA driver those GPUs will have (`--driver`), for the rows that depend on it.
+    driver: Optional[str] = None
 
 
 def select_issues(only: Sequence[str], skip: Sequence[str]) -> List[KnownIssue]:
@@ -102,6 +106,7 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     start = time.monotonic()
     issues = select_issues(request.only, request.skip)
     _artifact_issues_need_an_artifact(request, issues)
+    _targets_of(request)  # a bad --gpu or --driver is the user's error, before any probe
     python = resolve_python(request.python)
     suppressions = load_suppressions(request.config, request.suppress)
     if request.devices is not None:
@@ -163,6 +168,16 @@ def _artifact_issues_need_an_artifact(request: CheckRequest, issues: Sequence[Kn
         raise UsageError(f"{', '.join(i.id for i in issues)} {NO_ARTIFACT}")
 
 
+def _targets_of(request: CheckRequest) -> Tuple[Tuple[Any, ...], Optional[str]]:
+    """(the --gpu targets, the --driver) as the check uses them; a usage error for a bad one."""
+    from inductor_doctor.core.gpu_target import parse_targets
+    from inductor_doctor.plan.resolve import parse_driver
+
+    if request.driver and not request.gpus:
+        raise UsageError("--driver describes the GPUs named by --gpu: add --gpu sm_XX")
+    return tuple(parse_targets(request.gpus)), parse_driver(request.driver)
+
+
 def _notices(findings: Sequence[Finding], issues: Sequence[KnownIssue]) -> List[str]:
     """What must be said before any matrix: the findings of `headline` issues that are not fine."""
     headline = {i.id for i in issues if i.headline}
@@ -205,12 +220,14 @@ def _examine(
             return share.facts(whole) if share is not None else whole
 
         progress.phase("checking")
-        jobs = request.jobs or default_jobs(len(facts.gpus))
-        store = CanaryStore(not request.static, facts, reuse=request.use_cache)
+        targets, driver = _targets_of(request)
+        jobs = request.jobs or default_jobs(len(facts.gpus) + len(targets))
+        store = CanaryStore(not request.static or bool(targets), facts, reuse=request.use_cache)
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
                                timeout_s=request.timeout_s, jobs=jobs, store=store,
                                canary_env=machine_env(facts),
-                               crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
+                               crowded=tuple(d for d, _ in nearly_full_gpus(facts)),
+                               targets=targets, driver=driver)
         result = run_checks(facts, issues, options, progress, finish_facts=finish)
         findings = result.findings if share is None else share.findings(result.findings)
         return result.facts or facts, result, findings

@@ -3,7 +3,8 @@
 Laid out for the reader's width (80 columns included): issue ids are never cut (they are what users
 pass to `explain`); GPUs with identical verdicts share one column (`cuda:0-7`); issues that cannot
 arise here are folded into one line (`--all` lists them); a verdict that no canary confirmed is
-marked `*`; and when the matrix still does not fit, each finding gets a line of its own.
+marked `*`, one a canary earned only by compiling for a GPU that is not here (`check --gpu`) `†`;
+and when the matrix still does not fit, each finding gets a line of its own.
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ WORRYING = ("affected", "likely", "inconclusive")
 CELL = {"not-applicable": "n/a"}
 INDENT = 4
 _CUDA = re.compile(r"^cuda:(\d+)$")
-_KIND_RANK = {"toolchain": 0, "cpu": 1, "cuda": 2, "xla": 9}
+_TARGET = re.compile(r"^(sm|gfx)_?([0-9a-f]+)$")
+_KIND_RANK = {"toolchain": 0, "cpu": 1, "cuda": 2, "sm": 3, "gfx": 4, "xla": 9}
+#: A verdict its canary earned by compiling for the GPU, not by running there.
+COMPILED = "†"
 
 
 def render(data: Mapping[str, Any], show_all: bool = False, width: int = 0) -> str:
@@ -108,7 +112,11 @@ def env_line(env: Mapping[str, Any]) -> str:
 
 
 def device_order(device: str) -> Tuple[int, int, str]:
+    """Devices here first (toolchain, cpu, cuda:N), then the GPUs described by --gpu (sm_XX, gfxNNN)."""
     m = _CUDA.match(device)
+    t = _TARGET.match(device)
+    if t:
+        return (_KIND_RANK[t.group(1)], int(t.group(2), 16 if t.group(1) == "gfx" else 10), device)
     return (_KIND_RANK.get(device.split(":")[0], 5), int(m.group(1)) if m else -1, device)
 
 
@@ -117,6 +125,8 @@ def _cell_text(r: Mapping[str, Any]) -> str:
     text = CELL.get(status, status)
     if status != "not-applicable" and r.get("basis") != "canary":
         text += "*"
+    elif status != "not-applicable" and r.get("proved") == "compiled":
+        text += COMPILED
     return text + (" (s)" if r.get("suppressed") else "")
 
 
@@ -252,6 +262,9 @@ def _footer(console: Any, data: Mapping[str, Any], results: Sequence[Mapping[str
     if any(r.get("basis") != "canary" for r in decided):
         console.print(Text("* decided by a static rule (versions, files, symbols), not by running a canary",
                            style=DIM))
+    if any(r.get("basis") == "canary" and r.get("proved") == "compiled" for r in decided):
+        console.print(Text(f"{COMPILED} earned by compiling for that GPU on this machine (no such GPU here): "
+                           "loading and launching there unproven", style=DIM))
     extra = []
     if meta.get("canaries_cached"):
         n = meta["canaries_cached"]
