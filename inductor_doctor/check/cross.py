@@ -19,6 +19,7 @@ and launching; the verdict table says so on every `ok` it gives (`Proof.COMPILED
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -30,6 +31,7 @@ from inductor_doctor.core.gpu_target import GpuTarget
 from inductor_doctor.core.model import KnownIssue, Proof, RuleOutcome, Status
 from inductor_doctor.target import marker, script
 
+_PTXAS_SAYS = re.compile(r"\bptxas\b[^\n]*\b(?:fatal|error)\s*:")
 SCRIPT = script("cross_compile.py")
 MARKER = marker("cross_compile.py")
 #: A Triton import and five small compiles take 2-5 s here; a first compile of LLVM's caches more.
@@ -39,8 +41,6 @@ TIMEOUT_S = 180.0
 def _order() -> List[str]:
     """The canary's kernels in the order it compiles them (its KERNELS table), read from the script:
     a process the compiler killed died on the first kernel asked for that had not answered."""
-    import re
-
     text = SCRIPT.read_text(encoding="utf-8")
     table = text[text.index("\nKERNELS = {"):]
     table = table[: table.index("\n}\n")]
@@ -82,8 +82,10 @@ class Kernel:
 
     @property
     def failure(self) -> str:
-        """The line of the error that names the cause."""
-        return telling_line(self.error) or self.exc_type
+        """The line of the error that names the cause: ptxas's own where it speaks (Triton wraps it in a
+        CalledProcessError naming the command), else the last line of the message and its causes."""
+        said = next((ln.strip() for ln in self.error.splitlines() if _PTXAS_SAYS.search(ln)), "")
+        return (said or telling_line(self.error) or self.exc_type)[:300]
 
 
 @dataclass
@@ -100,6 +102,8 @@ class CrossRun:
     trouble: Optional[str] = None
     #: The kernel the compiler was on when the process died, with the end of its stderr.
     lost: Optional[Tuple[str, str]] = None
+    #: Why nothing can be compiled here at all: no Triton, or one too old to compile for another GPU.
+    absent: Optional[str] = None
 
     def assembler(self) -> Optional[Tool]:
         """The assembler Triton ran for the target (the first seen)."""
@@ -174,7 +178,7 @@ def read(target: GpuTarget, run: CanaryRun, kernels: Sequence[str]) -> CrossRun:
     elif run.interrupted:
         out.trouble = "interrupted before the cross-target canary finished"
     elif result.get("status") in ("missing", "skip"):
-        out.trouble = str(result.get("message") or "the cross-target canary does not apply here")
+        out.absent = out.trouble = str(result.get("message") or "the cross-target canary does not apply here")
     elif result.get("status") == "error":
         out.trouble = (f"the cross-target canary failed: {result.get('exc_type', 'error')}: "
                        f"{telling_line(str(result.get('message', '')))}")
@@ -221,6 +225,9 @@ def outcome(issue: KnownIssue, cross: CrossRun, others: Sequence[KnownIssue]) ->
         return CanaryOutcome(Status.AFFECTED, reason, (line,), reach=Proof.COMPILED)
     if not names:
         return None
+    if cross.absent:  # no Triton (or none that compiles for another GPU): nothing of Triton's to judge
+        return CanaryOutcome(Status.NOT_APPLICABLE, f"{cross.absent}: nothing compiles for "
+                             f"{cross.target.name} here", reach=Proof.COMPILED)
     if cross.trouble and not any(n in cross.kernels for n in names):
         return CanaryOutcome(Status.INCONCLUSIVE, cross.trouble, reach=Proof.COMPILED)
     done: List[Kernel] = []
@@ -234,15 +241,16 @@ def outcome(issue: KnownIssue, cross: CrossRun, others: Sequence[KnownIssue]) ->
             continue
         if k.status == "skipped":
             return CanaryOutcome(Status.INCONCLUSIVE, f"{name}: {k.error}", reach=Proof.COMPILED)
-        culprit = next((o.id for o in others if o.id != issue.id and match_signature(
-            o, f"{k.error}\n{k.exc_type}")), None)
-        said = f" — the error of {culprit}, found on this target: fix that first" if culprit else ""
-        how = "the compiler died" if k.status == "lost" else f"{k.exc_type}"
-        return CanaryOutcome(Status.INCONCLUSIVE,
-                             f"compiling {k.what or k.name} for {cross.target.name} failed, but not with "
-                             "this "
-                             f"issue's signature: {how}: {k.failure}{said}"[:500],
-                             (k.failure[:300],), reach=Proof.COMPILED)
+        what = f"compiling {k.what or k.name} for {cross.target.name}"
+        for other in others:
+            hit = match_signature(other, f"{k.error}\n{k.exc_type}") if other.id != issue.id else None
+            if hit:
+                return CanaryOutcome(Status.INCONCLUSIVE, f"{what} failed with the error of {other.id}, "
+                                     f"found on this target: fix that first ({hit[0]})"[:500], (hit[0],),
+                                     reach=Proof.COMPILED)
+        how = "the compiler died" if k.status == "lost" else k.exc_type
+        return CanaryOutcome(Status.INCONCLUSIVE, f"{what} failed, but not with this issue's signature: "
+                             f"{how}: {k.failure}"[:500], (k.failure,), reach=Proof.COMPILED)
     proof = f"{len(done)} {done[0].binary or 'binary'}{'s' if len(done) > 1 else ''} for {cross.target.name}"
     limit = cross.run.job.env.get(SMEM_ENV)
     shared = [f"{k.shared} bytes of shared memory per block, within the {limit} {cross.target.name} allows"

@@ -35,6 +35,7 @@ Python 3.8 syntax; the standard library and Triton (3.0 or newer: `GPUTarget`).
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -130,7 +131,12 @@ def _record_programs():
 
     def init(self, args, *a, **kw):
         try:
-            argv = [str(x) for x in ([args] if isinstance(args, (str, bytes)) else list(args))]
+            if isinstance(args, bytes):
+                args_ = args.decode("utf-8", "replace")
+            else:
+                args_ = args
+            # Triton 3.0/3.1 run ptxas as one shell string
+            argv = shlex.split(args_) if isinstance(args_, str) else [str(x) for x in args_]
             if argv:
                 STARTED.append(argv)
         except Exception:  # noqa: BLE001 - recording is a bonus, never the compile's failure
@@ -203,16 +209,17 @@ def _source(fn, types, constexprs, aligned):
         signature.update({k: "constexpr" for k in constexprs})
         attrs = {(names.index(params[i]),): [["tt.divisibility", 16]] for i in aligned}
         return ASTSource(fn, signature, constexprs, attrs)
-    from triton.backends.compiler import AttrsDescriptor
-
-    signature = {names.index(p): t for p, t in zip(params, types)}
     hints = {names.index(params[i]): 16 for i in aligned}
-    if hasattr(AttrsDescriptor, "from_hints"):  # 3.2
-        signature = {p: t for p, t in zip(params, types)}
-        constants = dict(constexprs)
-        return ASTSource(fn, signature, constants, AttrsDescriptor.from_hints(hints))
-    constants = {names.index(k): v for k, v in constexprs.items()}  # 3.0, 3.1
-    return ASTSource(fn, signature, constants, AttrsDescriptor(divisible_by_16=tuple(sorted(hints))))
+    try:  # 3.2
+        from triton.backends.compiler import AttrsDescriptor
+    except ImportError:  # 3.0, 3.1: by index, in the compiler module
+        from triton.compiler.compiler import AttrsDescriptor
+
+        signature = {names.index(p): t for p, t in zip(params, types)}
+        constants = {names.index(k): v for k, v in constexprs.items()}
+        return ASTSource(fn, signature, constants, AttrsDescriptor(divisible_by_16=set(hints)))
+    signature = {p: t for p, t in zip(params, types)}
+    return ASTSource(fn, signature, dict(constexprs), AttrsDescriptor.from_hints(hints))
 
 
 def _ptx_header(asm):
@@ -231,6 +238,25 @@ def _out_of_resources(shared, limit):
     except ImportError:  # 3.0 and 3.1 keep it in the autotuner
         from triton.runtime.autotuner import OutOfResources
     return OutOfResources(shared, limit, "shared memory")
+
+
+def _message(exc):
+    """The message and its causes: Triton 3.0/3.1's CompilationError quotes the kernel's source and
+    leaves the reason ("fp8e4nv data type is not supported on CUDA arch < 89") to its cause."""
+    parts = [str(exc)]
+    seen = {id(exc)}
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen and len(parts) < 4:
+        seen.add(id(cause))
+        parts.append(type(cause).__name__ + ": " + str(cause))
+        cause = cause.__cause__ or cause.__context__
+    return "\n".join(p for p in parts if p.strip())
+
+
+def _clip(text, head=700, tail=800):
+    """Both ends of a long message (ptxas repeats one error per PTX line; the cause may be first or
+    last): a lean line, so that the canary cache keeps every kernel's."""
+    return text if len(text) <= head + tail else text[:head] + "\n[...]\n" + text[-tail:]
 
 
 def compile_one(name, spec, smem_limit):
@@ -254,10 +280,8 @@ def compile_one(name, spec, smem_limit):
     except BaseException as exc:  # noqa: BLE001 - every failure is data here
         if isinstance(exc, KeyboardInterrupt):
             raise
-        # The end of the message names the cause (a CompilationError quotes the kernel's source
-        # first); a lean line, so that the canary cache keeps every kernel's.
         result.update(status="failed", exc_type=type(exc).__module__ + "." + type(exc).__qualname__,
-                      error=str(exc)[-1500:] or traceback.format_exc()[-1500:])
+                      error=_clip(_message(exc)) or traceback.format_exc()[-1500:])
     result["tools"] = _tools(list(STARTED))
     result["duration_s"] = round(time.monotonic() - start, 3)
     return result
