@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.check.classify import match_signature, signal_name, telling_line
 from inductor_doctor.check.runner import CanaryJob, CanaryRun
-from inductor_doctor.check.verdict import CanaryOutcome
+from inductor_doctor.check.verdict import CanaryOutcome, Decision, decide
 from inductor_doctor.core.facts import CudaInfo, Facts, GPUInfo
 from inductor_doctor.core.gpu_target import GpuTarget
 from inductor_doctor.core.model import KnownIssue, Proof, RuleOutcome, Status
@@ -295,3 +295,33 @@ def rule_for(issue: KnownIssue, facts: Facts, target: GpuTarget,
         return None
     reason = found.reason.replace("cuda:0", target.name)
     return replace(found, device=target.name, reason=reason)
+
+
+# --- without the engine: `plan --gpu`, which compiles with the Triton installed here ------------------
+
+
+def kernels_for(issues: Sequence[KnownIssue], target: GpuTarget) -> List[str]:
+    """The kernels the issues that judge this target by compiling ask for."""
+    return sorted({k for i in issues if i.cross is not None and target.backend in i.cross.backends
+                   for k in i.cross.kernels})
+
+
+def run_targets(targets: Sequence[GpuTarget], python: str, issues: Sequence[KnownIssue],
+                timeout_s: Optional[float] = None) -> Dict[str, CrossRun]:
+    """Each target's canary, side by side (its own process group, fresh caches, a timeout): by name."""
+    from inductor_doctor.check.runner import run_all
+    from inductor_doctor.kb.triton_shared_memory import target_limit
+
+    jobs = {t.name: job(t, python, kernels_for(issues, t), target_limit(t)[0], timeout_s)
+            for t in targets if kernels_for(issues, t)}
+    runs = run_all(list(jobs.values()), max(1, len(jobs)))
+    by_name = {t.name: t for t in targets}
+    return {r.job.device: read(by_name[r.job.device], r, kernels_of(r.job)) for r in runs}
+
+
+def judge(issue: KnownIssue, rule: Optional[RuleOutcome], cross: CrossRun,
+          others: Sequence[KnownIssue]) -> Optional[Decision]:
+    """The verdict table on a prediction and what the compile for the target said; None when the
+    compile says nothing of the issue."""
+    found = outcome(issue, cross, others)
+    return decide(rule, True, found, kinds=cross.target.name) if found is not None else None

@@ -8,13 +8,17 @@ component the plan does not contain is `not-applicable`. By default an issue is 
 `affected` specifiers; an issue that also depends on the compiler, flags, GPU, driver or Python
 sets a `predict` hook that reads a `PlanInput`.
 
-This module imports nothing heavy and runs nothing: no torch, no compiler, no network.
+This module imports nothing heavy and runs nothing (no torch, no compiler, no network), but for one
+case: with `--gpu`, when the Triton installed here is the one the plan pins, the rows a compile decides
+are earned by compiling the canary kernels for that GPU with it (`check/cross.py`, about two seconds);
+otherwise they stay predictions, and the plan says so.
 """
 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.core.model import (
     Finding,
@@ -141,6 +145,49 @@ def planned_host(inp: PlanInput) -> Any:
                     gpus=gpus, planned=True, what="the planned stack")
 
 
+def compiled_here(inp: PlanInput, findings: List[Finding],
+                  issues: Sequence[Any]) -> Tuple[List[Finding], Optional[Dict[str, Any]]]:
+    """`plan --gpu sm_XX`: the rows a compile decides, earned with the Triton of this interpreter when
+    it is the planned one (what a compile for the GPU proves: it compiles; loading and launching stay
+    unproven); else they stay predictions and `meta["gpu_compile"]` says why."""
+    triton = inp.package("triton")
+    if inp.gpu_sm is None or triton is None or not triton.version_known or inp.cpu_only:
+        return findings, None
+    from inductor_doctor.check import cross
+    from inductor_doctor.core.gpu_target import parse_target
+    from inductor_doctor.core.model import Basis, Proof, RuleOutcome
+    from inductor_doctor.probe.packages import packages
+    from inductor_doctor.probe.target import query, resolve_python
+
+    python = resolve_python(None)
+    installed = packages(query(python)).get("triton")
+    if installed not in triton.candidates:
+        why = (f"triton {installed} is installed here" if installed else "no Triton is installed here")
+        return findings, {"compiled": False, "reason": f"{why}, not the planned {triton.describe()}: the GPU "
+                          "rows are predictions (plan --suggest --verify compiles them in a scratch venv)"}
+    target = parse_target(f"sm_{inp.gpu_sm}")
+    run = cross.run_targets([target], python, issues).get(target.name)
+    if run is None:
+        return findings, None
+    by_id = {i.id: i for i in issues}
+    out: List[Finding] = []
+    for f in findings:
+        issue = by_id.get(f.id)
+        decision = None
+        if issue is not None and issue.cross is not None and f.device == "cuda":
+            decision = cross.judge(issue, RuleOutcome(f.status, f.reason, f.basis), run, issues)
+        if decision is None or decision.basis is not Basis.CANARY:
+            out.append(f)
+            continue
+        out.append(replace(f, status=decision.status, basis=decision.basis, reason=decision.reason,
+                           evidence=decision.evidence, proved=Proof.COMPILED.value,
+                           workarounds=f.workarounds or issue.workarounds  # type: ignore[union-attr]
+                           if decision.status in (Status.AFFECTED, Status.LIKELY) else ()))
+    tool = run.assembler()
+    return out, {"compiled": True, "gpu": target.name, "python": python, "triton": run.triton,
+                 "assembler": tool.says() if tool else None, "trouble": run.trouble}
+
+
 def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Report:
     """Predict every known issue for the planned stack; `meta["predicted"]` drives exit code 1.
 
@@ -170,6 +217,7 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
         from inductor_doctor.check.artifacts import plan_artifacts
 
         findings.extend(plan_artifacts(request.artifacts, planned_host(inp)))
+    findings, compiled = compiled_here(inp, findings, list(reg))
     findings.sort(key=lambda f: (-f.status.rank, f.id, f.device))
     predicted = [
         f.id
@@ -183,6 +231,8 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
         "releases_as_of": RELEASES_AS_OF,
     }
     unknown = unknown_releases(inp)
+    if compiled:
+        meta["gpu_compile"] = compiled
     if unknown:
         meta["notices"] = unknown
     return Report(
