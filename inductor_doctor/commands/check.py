@@ -129,6 +129,9 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     environment = environment_of(facts)
     meta.update(duration_s=round(time.monotonic() - start, 3), probe_duration_s=round(facts.duration_s, 3),
                 static=request.static, cached=False)
+    targets, _ = _targets_of(request)
+    if targets:  # GPUs that are not here: compiled for, whatever --static says of this machine's
+        meta["targets"] = [t.name for t in targets]
     if result is not None:
         meta.update(jobs=result.jobs, canaries_run=result.canaries_run,
                     canaries_cached=result.canaries_cached, cached=result.canaries_cached > 0)

@@ -277,6 +277,13 @@ def _footer(console: Any, data: Mapping[str, Any], results: Sequence[Mapping[str
     console.print(Text(tail + (f"  ({'; '.join(extra)})" if extra else ""), style=STRONG))
     for note in meta.get("suppression_notes") or []:
         console.print(Text(f"note: {note}", style=WARN))
+    compiled = meta.get("gpu_compile") or {}
+    if compiled.get("compiled"):
+        tool = f" and {compiled['assembler']}" if compiled.get("assembler") else ""
+        console.print(Text(f"the GPU rows were compiled for {compiled.get('gpu')} with triton "
+                           f"{compiled.get('triton')}{tool}", style=DIM))
+    elif compiled.get("reason"):
+        console.print(Text(f"note: {compiled['reason']}", style=DIM))
     for err in meta.get("plugin_errors") or []:
         console.print(Text(f"note: plugin {err['entry_point']} failed to load: {err['error']}", style=WARN))
     if meta.get("interrupted"):
@@ -299,6 +306,10 @@ def final_line(data: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) ->
     if not decided:
         return "Nothing was checked: no known issue can arise in this environment as probed."
     static = " (static checks only: run without --static to run the canaries)" if meta.get("static") else ""
+    if meta.get("static") and meta.get("targets"):
+        gpus = ", ".join(meta["targets"])
+        static = (f" (static checks only on this machine's devices; compiled for {gpus}: run without "
+                  "--static to run the canaries here)")
     return f"No known issue affects this environment: {ok_count(decided, meta)}{static}."
 
 
