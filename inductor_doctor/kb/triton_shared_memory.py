@@ -85,6 +85,9 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         if smem is None:
             out.append(outcome(Status.INCONCLUSIVE, f"{gpu.name}: shared memory per block unknown (the live "
                                "probe, --live, asks torch)", device=gpu.device))
+        elif (replayed := foreign_autotune(facts, gpu, smem)) is not None:
+            out.append(outcome(Status.LIKELY, f"{gpu.name} allows {smem} bytes of shared memory per block "
+                               f"({source}); {replayed}", device=gpu.device, smem_per_block=smem))
         elif smem < DATACENTER:
             out.append(outcome(Status.LIKELY, f"{gpu.name} allows {smem} bytes of shared memory per block "
                                f"({source}): Triton kernels tuned on A100/H100 fail here with "
@@ -96,3 +99,28 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                                f"({source}), as much as the GPUs Triton kernels are usually tuned on",
                                device=gpu.device))
     return out
+
+
+def foreign_autotune(facts: Facts, gpu: GPUInfo, smem: int) -> Optional[str]:
+    """An autotune cache written on another GPU: tables not keyed by the GPU (DeepSpeed's
+    `~/.triton/autotune/*.pickle`) beside Triton kernels compiled for another architecture that need
+    more shared memory per block than this GPU has. The configs those tables hold were chosen there,
+    and a program replays them here: OutOfResources (deepbeepmeep/Wan2GP#1950: "clear the
+    .triton\\autotune folder"). None when the caches show nothing of the kind."""
+    found = facts.caches.autotune if facts.caches is not None else None
+    cap = gpu_sm(gpu)
+    if found is None or not found.tables or cap is None:
+        return None
+    here = f"cuda {cap[0] * 10 + cap[1]}"
+    over = sorted(((need, target) for target, need in found.kernels.items()
+                   if target != here and target.startswith("cuda ") and need > smem), reverse=True)
+    if not over:
+        return None
+    need, target = over[0]
+    arch = "sm_" + target.split()[1]
+    more = f" and {len(found.tables) - 2} more" if len(found.tables) > 2 else ""
+    tables = ", ".join(found.tables[:2]) + more
+    return (f"an autotune cache written on another GPU: the Triton cache holds kernels compiled for {arch} "
+            f"needing up to {need} bytes per block, beside autotune tables not keyed by the GPU ({tables}): "
+            "a config chosen there replays here and fails with 'OutOfResources: out of resource: shared "
+            f"memory, ... Hardware limit: {smem}'")
