@@ -200,3 +200,45 @@ def test_a_target_costs_about_one_compile_and_targets_run_side_by_side():
     print(f"check --static: {base:.1f}s; one target: {one:.1f}s; four: {four:.1f}s")
     assert one - base < 30
     assert four - base < 3 * (one - base) + 10  # side by side, on as few as two cores
+
+
+# --- plan --gpu, and plan --suggest --verify ------------------------------------------------------
+
+
+def test_plan_compiles_with_the_planned_triton_when_it_is_installed():
+    """`plan --gpu` run by an interpreter whose Triton is the planned one: the compile earns the rows it
+    decides; planned with another Triton, they stay predictions and the plan says why."""
+    plan = ["plan", "torch==2.13.0", "--gpu", "sm_80", "--format", "json"]
+    doc = json.loads(run_cli([*plan, "triton==3.9.0"], python=env("3.9.0")).stdout)
+    rows = {r["id"]: r for r in doc["results"]}
+    assert doc["meta"]["gpu_compile"]["compiled"] and doc["meta"]["gpu_compile"]["triton"] == "3.9.0"
+    fp8 = rows["gpu-dtype-unsupported"]
+    assert (fp8["status"], fp8["basis"], fp8.get("proved")) == ("affected", "canary", "compiled"), fp8
+    ptxas = rows["ptxas-unsupported-arch"]
+    assert (ptxas["status"], ptxas.get("proved")) == ("ok", "compiled"), ptxas
+    other = json.loads(run_cli([*plan, "triton==3.7.1"], python=env("3.9.0")).stdout)
+    said = other["meta"]["gpu_compile"]
+    assert not said["compiled"], said
+    assert "triton 3.9.0 is installed here, not the planned triton==3.7.1" in said["reason"]
+    assert all(r.get("proved") is None for r in other["results"])
+
+
+def test_suggest_verify_compiles_for_the_gpus_it_was_asked_about(tmp_path):
+    """The scratch venv of `plan --suggest --verify` gets the suggestion (here torch 2.13.0's CPU build and
+    Triton 3.7.1, as one whose solver chose them) and its check compiles for each GPU described."""
+    from inductor_doctor.commands.suggest import verify
+    from inductor_doctor.plan.suggest import Candidate, Judged, Machine, Solution
+
+    candidate = Candidate(torch="2.13.0", variant="cpu", cuda=None, index_url=None, triton="3.7.1")
+    machine = Machine(gpus=(80, 120), gpu_names=("sm_80", "sm_120"), python_version="3.11",
+                      source="the options given")
+    solution = Solution(machine=machine, chosen=Judged(candidate=candidate), passed_over=[])
+    os.environ["TMPDIR"] = str(tmp_path)
+    try:
+        out = verify(solution, gpus=["sm_80", "sm_120"])
+    finally:
+        os.environ.pop("TMPDIR", None)
+    assert out["installed"], out
+    compiled = "\n".join(out["gpus"]["compiled"])
+    assert "ptxas-unsupported-arch on sm_120: ok" in compiled and "ptxas-blackwell 13.1" in compiled, compiled
+    assert "gpu-dtype-unsupported on sm_80: affected" in compiled, compiled
