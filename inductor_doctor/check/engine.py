@@ -1,16 +1,29 @@
-"""Turns facts, static rules and canary runs into findings: one per issue and device.
+"""Turns facts, static rules and canary runs into findings: one per issue and device, and one per
+`--artifact`.
 
 Three steps, each its own function: plan (every issue's rule on the facts, and the canary jobs
-that can run here), run (the jobs not answered by the canary cache, in parallel, slowest first),
-and decide (check/verdict.py: the one table of what a rule and a canary together are worth).
+that can run here: one `Cell` per issue and device, one `ArtifactCell` per artifact, one `TargetCell`
+per GPU that is not here, `--gpu`), run (the jobs not answered by the canary cache, in parallel,
+slowest first: one pool, one replay, one cache for every cell), and decide (check/verdict.py: the one
+table of what a rule and a canary together are worth).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from inductor_doctor.artifact.host import host_view
+from inductor_doctor.check.artifacts import (
+    Judged,
+    judge,
+    load_job,
+    load_outcome,
+    row_finding,
+    row_ids,
+    stored_key,
+)
 from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
@@ -27,7 +40,6 @@ from inductor_doctor.core.model import (
     Status,
     Workaround,
 )
-from inductor_doctor.kb._artifacts import artifact_only
 from inductor_doctor.target import canary_path
 
 
@@ -40,8 +52,14 @@ class CheckOptions:
     jobs: int = 1
     store: Optional[CanaryStore] = None  # the canary cache; None keeps and reuses nothing
     canary_env: Dict[str, str] = field(default_factory=dict)  # given to every canary (machine facts)
-    #: GPUs ("cuda:0") nearly full (nearly_full_gpus): their canaries run one at a time.
-    crowded: Tuple[str, ...] = ()
+    #: The environment every canary starts from (a request's, with a workaround applied); None: this
+    #: process's.
+    base_env: Optional[Mapping[str, str]] = None
+    #: GPUs ("cuda:0") nearly full: their canaries run one at a time. None: the engine finds them in
+    #: the facts (`nearly_full_gpus`), and says so in `CheckResult.notices`.
+    crowded: Optional[Tuple[str, ...]] = ()
+    #: Compiled artifacts (`artifact.read_artifact`'s facts) to check against this host: one row each.
+    artifacts: Sequence[Any] = ()
     #: GPUs that are not here, a column each (`--gpu sm_80`): earned by the cross-target canary, which
     #: runs even with `static` (it needs no device), and judged by each issue's rule on the described GPU.
     targets: Tuple[GpuTarget, ...] = ()
@@ -58,6 +76,7 @@ class CheckResult:
     jobs: int = 1  # how many canaries ran at once
     cache_note: Optional[str] = None  # why canary outcomes could not be kept, if so
     facts: Optional[Facts] = None  # the snapshot the verdicts were decided on
+    notices: List[str] = field(default_factory=list)  # what must be said first (a GPU nearly full)
 
 
 def devices_for(issue: KnownIssue, facts: Facts) -> List[str]:
@@ -142,17 +161,150 @@ class Cell:
     rule: Optional[RuleOutcome]
     job: Optional[CanaryJob] = None
     not_run: str = "no static rule applies"  # why no canary runs, where none does
-    target: Optional[GpuTarget] = None  # a GPU that is not here: its canary compiles for it (check/cross.py)
 
     @property
     def key(self) -> Tuple[str, str]:
         return self.issue.id, self.device
 
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        """Its canary's key in the canary cache: everything the outcome depends on."""
+        assert self.job is not None
+        return store.key(self.job, HARNESS)
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        outcome: Optional[CanaryOutcome] = None
+        if canary_run is not None and self.job is not None:
+            outcome = canary_outcome(self.issue, canary_run)
+        elif self.job is not None and interrupted:
+            outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+        kinds = "/".join(k.value for k in self.issue.devices)
+        return decide(self.rule, self.present, outcome, self.not_run, kinds)
+
+
+@dataclass
+class ArtifactCell:
+    """One `--artifact` on the device it targets: the artifact issues' judgement (the row's rule) and,
+    where that device is here, the canary that loads it (check/artifacts.py says what decides it)."""
+
+    rid: str  # the row's id: `artifact.<file name>`
+    judged: Judged
+    host: Any  # the host the artifact is judged against (`artifact.host.HostView`)
+    present: bool
+    job: Optional[CanaryJob] = None
+    not_run: str = ""
+
+    @property
+    def key(self) -> Tuple[str, str]:
+        return self.rid, self.judged.device
+
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        """The job's key joined with the artifact's own (its size, time and contents read)."""
+        assert self.job is not None
+        return stored_key(store, self.job, self.judged.artifact)
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        outcome: Optional[CanaryOutcome] = None
+        if canary_run is not None and self.job is not None:
+            outcome = load_outcome(canary_run)
+        elif self.job is not None and interrupted:
+            outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+        return decide(self.judged.decided, self.present, outcome, self.not_run,
+                      self.judged.artifact.device or "cpu")
+
+    def finding(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Finding:
+        verdict = self.decision(canary_run, interrupted)
+        return row_finding(self.rid, self.judged, self.host, verdict, canary_run)
+
+
+def artifact_cells(facts: Facts, options: CheckOptions) -> List[ArtifactCell]:
+    """One cell per artifact, judged against this host's facts; a canary where its device is here."""
+    host = host_view(facts)
+    present = {"cpu", *host.gpus}
+    cells = []
+    for rid, art in zip(row_ids(options.artifacts), options.artifacts):
+        j = judge(art, host)
+        here = j.device in present
+        job = None if options.static or not here else load_job(rid, j, options.python, options.timeout_s,
+                                                                  options.canary_env)
+        not_run = "--static skips canaries" if options.static else f"no {j.device} device here"
+        cells.append(ArtifactCell(rid, j, host, here, job, not_run))
+    return cells
+
+
+@dataclass
+class TargetCell:
+    """One GPU that is not here (`--gpu sm_80`): every issue that says how such a GPU is judged (its
+    data file's `[cross]`), each with its rule on the described GPU, and the one cross-target canary
+    that compiles their kernels for it (check/cross.py). One job, many rows: a row per issue, and one
+    for each issue whose signature a compile failure carries (the ROCm linker missing)."""
+
+    target: GpuTarget
+    rules: List[Tuple[KnownIssue, Optional[RuleOutcome], str]]  # (issue, rule, why no compile decides it)
+    job: Optional[CanaryJob] = None
+
+    @property
+    def key(self) -> Tuple[str, str]:
+        return "cross", self.target.name
+
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        assert self.job is not None
+        return store.key(self.job, HARNESS)
+
+    def decisions(self, canary_run: Optional[CanaryRun], interrupted: bool = False,
+                  issues: Sequence[KnownIssue] = ()) -> List[Tuple[KnownIssue, Decision]]:
+        from inductor_doctor.check import cross
+
+        read = cross.read(self.target, canary_run, cross.kernels_of(self.job)) if (
+            canary_run is not None and self.job is not None) else None
+        out: List[Tuple[KnownIssue, Decision]] = []
+        for issue, rule, not_run in self.rules:
+            outcome = cross.outcome(issue, read, issues) if read is not None else None
+            compiles = self.job is not None and issue.cross is not None and bool(issue.cross.kernels)
+            if outcome is None and compiles and interrupted:
+                outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+            out.append((issue, decide(rule, outcome is not None, outcome, not_run, self.target.name)))
+        if read is not None:
+            have = {i.id for i, _, _ in self.rules}
+            for issue in cross.matched_elsewhere(read, issues):
+                if issue.id not in have:
+                    found = cross.outcome(issue, read, issues)
+                    out.append((issue, decide(None, True, found, "", self.target.name)))
+        return out
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        """The worst of its rows (what progress shows for the target's canary)."""
+        found = [d for _, d in self.decisions(canary_run, interrupted)]
+        return max(found, key=lambda d: d.status.rank) if found else decide(None, False, None)
+
+
+def target_cells(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> List[TargetCell]:
+    """A cell per `--gpu`: the issues that judge it, their rules on the described GPU, its canary."""
+    from inductor_doctor.check import cross
+    from inductor_doctor.kb.triton_shared_memory import target_limit
+
+    cells = []
+    for target in options.targets:
+        chosen = [i for i in issues if i.cross is not None and target.backend in i.cross.backends]
+        kernels = cross.kernels_for(chosen, target)
+        job = cross.job(target, options.python, kernels, target_limit(target)[0], options.timeout_s,
+                        options.canary_env) if kernels else None
+        rules: List[Tuple[KnownIssue, Optional[RuleOutcome], str]] = []
+        for issue in chosen:
+            if "driver" in issue.cross.needs and not options.driver:  # type: ignore[union-attr]
+                unnamed = RuleOutcome(Status.NOT_APPLICABLE, "the driver that will load its kernels is not "
+                                      "named: add --driver to judge it", Basis.STATIC)
+                rules.append((issue, unnamed, ""))
+                continue
+            rules.append((issue, cross.rule_for(issue, facts, target, options.driver),
+                          "its rule alone judges a GPU that is not here"))
+        cells.append(TargetCell(target, rules, job))
+    return cells
+
 
 def plan(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> List[Cell]:
     cells: List[Cell] = []
     for issue in issues:
-        if artifact_only(issue):  # its rows are `--artifact`'s, one per artifact (check/artifacts.py)
+        if issue.judge_artifact is not None:  # its rows are `--artifact`'s, one per artifact (`ArtifactCell`)
             continue
         outcomes = _run_rule(issue, facts)
         devices = devices_for(issue, facts)
@@ -170,33 +322,6 @@ def plan(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> L
             cell = Cell(issue, device, device in devices, _outcome_for(outcomes, device))
             _attach_canary(cell, options)
             cells.append(cell)
-    return cells + target_cells(facts, issues, options)
-
-
-def target_cells(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions,
-                 only: Optional[Sequence[KnownIssue]] = None) -> List[Cell]:
-    """A cell per target GPU for each issue that says how a described GPU is judged (`[cross]`),
-    sharing that target's one cross-target canary; `only`: these issues, whatever they declare (a
-    compile failure carried their signature)."""
-    from inductor_doctor.check import cross
-    from inductor_doctor.kb.triton_shared_memory import target_limit
-
-    cells: List[Cell] = []
-    for target in options.targets:
-        chosen = [i for i in issues if i.cross is not None and target.backend in i.cross.backends]
-        kernels = sorted({k for i in chosen for k in i.cross.kernels})  # type: ignore[union-attr]
-        job = cross.job(target, options.python, kernels, target_limit(target)[0], options.timeout_s,
-                        options.canary_env) if kernels else None
-        for issue in (only if only is not None else chosen):
-            wants = issue.cross.needs if issue.cross is not None else ()
-            if "driver" in wants and not options.driver:
-                cells.append(Cell(issue, target.name, True, RuleOutcome(
-                    Status.NOT_APPLICABLE, "the driver that will load its kernels is not named: add --driver "
-                    "to judge it", Basis.STATIC), target=target))
-                continue
-            rule = cross.rule_for(issue, facts, target, options.driver)
-            cells.append(Cell(issue, target.name, True, rule, job, target=target,
-                              not_run="its rule alone judges a GPU that is not here"))
     return cells
 
 
@@ -221,7 +346,7 @@ def _attach_canary(cell: Cell, options: CheckOptions) -> None:
             needs=canary.needs,
             env={**options.canary_env, **canary.env},
             affected_signals=tuple(canary.affected_exit_signals),
-            one_at_a_time=_crowded_device(cell.device, options.crowded),
+            one_at_a_time=_crowded_device(cell.device, options.crowded or ()),
         )
 
 
@@ -268,72 +393,45 @@ def _replayed(job: CanaryJob, stored: Dict[str, object]) -> CanaryRun:
 
 
 Runs = Dict[Tuple[str, str], CanaryRun]
+AnyCell = Union[Cell, ArtifactCell, TargetCell]
 
 
-def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
+def run(cells: Sequence[AnyCell], options: CheckOptions, progress: Progress,
         groups: Optional[ProcessGroups] = None) -> Tuple[Runs, Optional[BaseException]]:
     """Every cell's canary run, from the cache or run now; and the interrupt that cut it short."""
     store = options.store
-    by_key: Dict[str, List[Cell]] = {}  # a target's cells share its one cross-target canary
-    for c in cells:
-        if c.job is not None:
-            by_key.setdefault(c.job.key, []).append(c)
+    by_key = {c.job.key: c for c in cells if c.job is not None}
     runs: Runs = {}
     todo: List[CanaryJob] = []
     keys: Dict[str, Optional[str]] = {}
-    for key, sharing in by_key.items():
-        job = sharing[0].job
-        assert job is not None
-        keys[key] = store.key(job, HARNESS) if store is not None else None
+    for key, cell in by_key.items():
+        assert cell.job is not None
+        keys[key] = cell.store_key(store) if store is not None else None
         stored = store.load(keys[key]) if store is not None else None
         if stored is not None:
-            for cell in sharing:
-                runs[cell.key] = _replayed(job, stored)
+            runs[cell.key] = _replayed(cell.job, stored)
         else:
-            todo.append(job)
+            todo.append(cell.job)
     todo.sort(key=lambda j: -j.timeout_s)  # the slowest first: they bound the wall time
     progress.planned(len(todo))
 
     def done(r: CanaryRun) -> None:
-        sharing = by_key[r.job.key]
-        for cell in sharing:
-            runs[cell.key] = r
+        cell = by_key[r.job.key]
+        runs[cell.key] = r
         if store is not None:
             store.save(keys[r.job.key], r)
-        worst = max((decide_cell(c, r, issues=[c.issue for c in sharing]) for c in sharing),
-                    key=lambda d: d.status.rank)
-        progress.finished(r.job.key, worst.status.value)
+        progress.finished(r.job.key, cell.decision(r).status.value)
 
     interrupted: Optional[BaseException] = None
     if todo:
         try:
-            run_all(todo, options.jobs, done, lambda job: progress.started(job.key), groups)
+            run_all(todo, options.jobs, done, lambda job: progress.started(job.key), groups, options.base_env)
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM turned into one: keep what finished
             interrupted = exc
     return runs, interrupted
 
 
 # --- 3. decide --------------------------------------------------------------------------------------
-
-
-def decide_cell(cell: Cell, canary_run: Optional[CanaryRun], interrupted: bool = False,
-                issues: Sequence[KnownIssue] = ()) -> Decision:
-    """One cell's verdict. `issues`: those checked with it, whose signatures may explain a target's
-    compile failure (the error of another issue, found there)."""
-    outcome: Optional[CanaryOutcome] = None
-    if canary_run is not None and cell.target is not None and cell.job is not None:
-        from inductor_doctor.check import cross
-
-        outcome = cross.outcome(cell.issue, cross.read(cell.target, canary_run, cross.kernels_of(cell.job)),
-                                issues)
-        if outcome is None:  # the compile says nothing of it: its rule on the described GPU stands
-            return decide(cell.rule, False, None, cell.not_run, cell.target.name)
-    elif canary_run is not None and cell.job is not None:
-        outcome = canary_outcome(cell.issue, canary_run)
-    elif cell.job is not None and interrupted:
-        outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
-    kinds = "/".join(k.value for k in cell.issue.devices)
-    return decide(cell.rule, cell.present, outcome, cell.not_run, kinds)
 
 
 def run_checks(
@@ -347,65 +445,62 @@ def run_checks(
     """Every issue on every device, in two explicit stages. The canaries start on the static
     snapshot; `finish_facts` (the live probe and the ABI compile, which run beside them) returns the
     whole facts as a new snapshot, and the verdicts are decided on that one: the rules run on it,
-    and a canary it allows that the static one did not runs then."""
+    and a canary it allows that the static one did not runs then. The artifacts' rows come last,
+    judged on the whole facts, their load canaries in the same pool and cache."""
     start = time.monotonic()
     progress = progress or Progress()
+    find_crowded = options.crowded is None
+    if find_crowded:
+        options = replace(options, crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
     cells = plan(facts, issues, options)
-    runs, interrupted = run(cells, options, progress, groups)
+    targets = target_cells(facts, issues, options)  # side by side with the other canaries
+    runs, interrupted = run([*cells, *targets], options, progress, groups)
     if finish_facts is not None and interrupted is None:
         facts = finish_facts(facts)
         cells = plan(facts, issues, options)
+        targets = target_cells(facts, issues, options)  # the rules on the whole facts; the same jobs
         late = [c for c in cells if c.job is not None and c.key not in runs]
         if late:  # a canary the whole facts allow that the first ones did not
             more, interrupted = run(late, options, progress, groups)
             runs.update(more)
-    cells += _matched_on_targets(cells, runs, facts, issues, options)
+    rows: List[ArtifactCell] = []
+    if options.artifacts and interrupted is None:
+        progress.phase("loading artifacts")
+        rows = artifact_cells(facts, options)
+        more, interrupted = run(rows, options, progress, groups)
+        runs.update(more)
     installed = {name: [info.version] for name, info in (("torch", facts.torch), ("triton", facts.triton),
                                                           ("torch-xla", facts.xla)) if info and info.version}
     findings = []
     advised: Dict[str, Tuple[Workaround, ...]] = {}
     for cell in cells:
         r = runs.get(cell.key)
-        verdict = decide_cell(cell, r, interrupted is not None, issues)
+        verdict = cell.decision(r, interrupted is not None)
         if cell.issue.id not in advised:
             advised[cell.issue.id] = advice(cell.issue, facts)
         found = _finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0, advised[cell.issue.id])
         findings.append(_applicable(found, installed))
+    for tcell in targets:
+        r = runs.get(tcell.key)
+        for issue, verdict in tcell.decisions(r, interrupted is not None, issues):
+            if issue.id not in advised:
+                advised[issue.id] = advice(issue, facts)
+            found = _finding(issue, tcell.target.name, verdict, r.duration_s if r else 0.0, advised[issue.id])
+            findings.append(_applicable(found, installed))
     findings = _explained_by_others(findings, issues, runs)
-    distinct = {r.job.key: r for r in runs.values()}.values()  # a target's cells share one run
-    ran = [r for r in distinct if not r.cached]
+    findings += [row.finding(runs.get(row.key), interrupted is not None) for row in rows]
+    ran = [r for r in runs.values() if not r.cached]
     return CheckResult(
         findings=findings,
         canaries_run=len(ran),
-        canaries_cached=len(distinct) - len(ran),
+        canaries_cached=len(runs) - len(ran),
         duration_s=time.monotonic() - start,
         interrupted=interrupted,
         jobs=options.jobs,
         cache_note=options.store.note if options.store is not None else None,
         facts=facts,
+        notices=[said for _, said in nearly_full_gpus(facts)] if find_crowded else [],
     )
-
-
-def _matched_on_targets(cells: Sequence[Cell], runs: Runs, facts: Facts, issues: Sequence[KnownIssue],
-                        options: CheckOptions) -> List[Cell]:
-    """The rows a target's compile earned for issues that declare no kernels of their own: a failure
-    that carries their signature (the ROCm linker missing on a gfx target)."""
-    from inductor_doctor.check import cross
-
-    have = {c.key for c in cells}
-    out: List[Cell] = []
-    for target in options.targets:
-        mine = [c for c in cells if c.target == target and c.job is not None]
-        r = runs.get(mine[0].key) if mine else None
-        if r is None or mine[0].job is None:
-            continue
-        matched = cross.matched_elsewhere(cross.read(target, r, cross.kernels_of(mine[0].job)), issues)
-        for cell in target_cells(facts, issues, replace(options, targets=(target,)), only=matched):
-            if cell.key not in have:
-                cell.job = mine[0].job
-                runs[cell.key] = r
-                out.append(cell)
-    return out
 
 
 def _explained_by_others(findings: List[Finding], issues: Sequence[KnownIssue], runs: Runs) -> List[Finding]:

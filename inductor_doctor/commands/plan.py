@@ -17,10 +17,11 @@ otherwise they stay predictions, and the plan says so.
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
+from inductor_doctor.core.document import Policy
 from inductor_doctor.core.model import (
+    ExitCode,
     Finding,
     Report,
     Severity,
@@ -29,11 +30,19 @@ from inductor_doctor.core.model import (
 )
 from inductor_doctor.core.plan_input import PlanInput, PlannedPackage
 from inductor_doctor.core.releases import RELEASES_AS_OF
+from inductor_doctor.plan.compiled import compiled_here
 from inductor_doctor.plan.predict import cpu_only_rules_out, predict_issue  # noqa: F401 - re-exported
 from inductor_doctor.plan.resolve import PlanRequest, build_input
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.kb import Registry
+
+
+class PlanReport(Report):
+    """`plan`'s report: a predicted issue of error severity fails it (exit 1), with no `--fail-on`."""
+
+    def outcome(self, policy: Policy) -> ExitCode:
+        return ExitCode.FINDINGS if self.meta.get("predicted") else ExitCode.OK
 
 
 def _planned_version(p: Optional[PlannedPackage]) -> Optional[Dict[str, Any]]:
@@ -145,50 +154,7 @@ def planned_host(inp: PlanInput) -> Any:
                     gpus=gpus, planned=True, what="the planned stack")
 
 
-def compiled_here(inp: PlanInput, findings: List[Finding],
-                  issues: Sequence[Any]) -> Tuple[List[Finding], Optional[Dict[str, Any]]]:
-    """`plan --gpu sm_XX`: the rows a compile decides, earned with the Triton of this interpreter when
-    it is the planned one (what a compile for the GPU proves: it compiles; loading and launching stay
-    unproven); else they stay predictions and `meta["gpu_compile"]` says why."""
-    triton = inp.package("triton")
-    if inp.gpu_sm is None or triton is None or not triton.version_known or inp.cpu_only:
-        return findings, None
-    from inductor_doctor.check import cross
-    from inductor_doctor.core.gpu_target import parse_target
-    from inductor_doctor.core.model import Basis, Proof, RuleOutcome
-    from inductor_doctor.probe.packages import packages
-    from inductor_doctor.probe.target import query, resolve_python
-
-    python = resolve_python(None)
-    installed = packages(query(python)).get("triton")
-    if installed not in triton.candidates:
-        why = (f"triton {installed} is installed here" if installed else "no Triton is installed here")
-        return findings, {"compiled": False, "reason": f"{why}, not the planned {triton.describe()}: the GPU "
-                          "rows are predictions (plan --suggest --verify compiles them in a scratch venv)"}
-    target = parse_target(f"sm_{inp.gpu_sm}")
-    run = cross.run_targets([target], python, issues).get(target.name)
-    if run is None:
-        return findings, None
-    by_id = {i.id: i for i in issues}
-    out: List[Finding] = []
-    for f in findings:
-        issue = by_id.get(f.id)
-        decision = None
-        if issue is not None and issue.cross is not None and f.device == "cuda":
-            decision = cross.judge(issue, RuleOutcome(f.status, f.reason, f.basis), run, issues)
-        if decision is None or decision.basis is not Basis.CANARY:
-            out.append(f)
-            continue
-        out.append(replace(f, status=decision.status, basis=decision.basis, reason=decision.reason,
-                           evidence=decision.evidence, proved=Proof.COMPILED.value,
-                           workarounds=f.workarounds or issue.workarounds  # type: ignore[union-attr]
-                           if decision.status in (Status.AFFECTED, Status.LIKELY) else ()))
-    tool = run.assembler()
-    return out, {"compiled": True, "gpu": target.name, "python": python, "triton": run.triton,
-                 "assembler": tool.says() if tool else None, "trouble": run.trouble}
-
-
-def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Report:
+def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanReport:
     """Predict every known issue for the planned stack; `meta["predicted"]` drives exit code 1.
 
     Warning-severity predictions are reported but, as in `check`, do not fail the plan.
@@ -208,16 +174,14 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
     inp, files, ignored = build_input(request)
     reg = registry if registry is not None else default_registry()
     findings: List[Finding] = []
-    from inductor_doctor.kb._artifacts import artifact_only
-
     for issue in reg:
-        if not artifact_only(issue):  # their rows are `--artifact`'s, one per artifact
+        if issue.judge_artifact is None:  # an artifact issue's rows are `--artifact`'s, one per artifact
             findings.extend(predict_issue(inp, issue))
     if request.artifacts:
         from inductor_doctor.check.artifacts import plan_artifacts
 
         findings.extend(plan_artifacts(request.artifacts, planned_host(inp)))
-    findings, compiled = compiled_here(inp, findings, list(reg))
+    findings, compiled = compiled_here(inp, findings, list(reg))  # plan --gpu with the planned Triton
     findings.sort(key=lambda f: (-f.status.rank, f.id, f.device))
     predicted = [
         f.id
@@ -235,7 +199,7 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
         meta["gpu_compile"] = compiled
     if unknown:
         meta["notices"] = unknown
-    return Report(
+    return PlanReport(
         command="plan",
         environment=_environment(inp, files, request.specs),
         findings=findings,

@@ -33,6 +33,7 @@ import time
 from typing import List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.facts import AutotuneCacheInfo, CacheDirInfo, CacheInfo, CacheScan, ShmInfo
+from inductor_doctor.probe.step import Step
 
 #: How long the look for truncated objects may take per cache, however large the cache.
 SCAN_BUDGET_S = 0.05
@@ -309,3 +310,6 @@ def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MO
         info.shm = probe_shm(mounts)
     info.autotune = scan_autotune(env)
     return info
+
+
+STEP = Step("caches", ("environ",), gather_caches, what="cache directories")

@@ -18,7 +18,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from conftest import run_dir
+from conftest import run_dir, sigint_as_a_terminal_leaves_it
 
 from inductor_doctor.run.capture import Capture
 
@@ -137,10 +137,6 @@ def test_run_forwards_sigterm_to_the_command_and_keeps_its_status(tmp_path):
     assert b"inductor-doctor" not in err  # asked to stop: not a failure to diagnose
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_run_passes_sigint_on_and_dies_of_it_too(tmp_path):
     prog = program(tmp_path, """
         import sys, time
@@ -150,7 +146,7 @@ def test_run_passes_sigint_on_and_dies_of_it_too(tmp_path):
     # A runner that started the tests in the background (`cmd &` in a script) left SIGINT ignored,
     # and an ignored signal is inherited: start the doctor as a terminal would, with its default.
     proc = subprocess.Popen([*DOCTOR, "run", "--", sys.executable, prog], env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+                            stderr=subprocess.PIPE, preexec_fn=sigint_as_a_terminal_leaves_it)
     assert proc.stdout.readline() == b"ready\n"
     proc.send_signal(signal.SIGINT)  # the doctor's, not the command's: it must pass it on
     out, err = proc.communicate(timeout=60)
@@ -452,10 +448,11 @@ def test_why_versions_says_plainly_that_a_release_cannot_be_installed_here():
     retry warning) in one sentence of the conclusion; the previous release's answer still stands."""
     from types import SimpleNamespace
 
-    from inductor_doctor.commands import why as W
+    from inductor_doctor.why import runs as W
     from inductor_doctor.why import variations as V
     from inductor_doctor.why import versions as R
     from inductor_doctor.why.attempt import Attempt
+    from inductor_doctor.why.conclude import Conclusion, Kind, with_releases
 
     reason = R.pip_error(SimpleNamespace(stderr=PIP_CAPPED, stdout="", why=lambda: "?"))
     assert reason == ("its index could not be reached, and pip then says: Cannot install torch==2.15.0 "
@@ -468,8 +465,8 @@ def test_why_versions_says_plainly_that_a_release_cannot_be_installed_here():
                      Attempt(None, 0.0, b"", 0, error=f"could not install torch==2.15.0: {reason}"))
     previous = W.Tried(V.Variation("torch:2.12.1", "torch 2.12.1", V.RELEASE, cause="previous"),
                        Attempt(1, 9.0, b"ValueError: x\n", 15), status=W.SAME)
-    base = {"kind": "layer", "sentence": "The failure is in Inductor.", "evidence": []}
-    c = W._release_conclusion(base, [newest, previous], "2.13.0+cpu")
+    base = Conclusion(Kind.LAYER, "The failure is in Inductor.")
+    c = with_releases(base, [newest, previous], "2.13.0+cpu").to_dict()
     assert c["sentence"] == ("The failure is in Inductor. torch 2.15.0 (newest release) could not be tried "
                              f"here: could not install torch==2.15.0: {reason}. torch 2.12.1 fails too: it "
                              "is not new in this release.")
