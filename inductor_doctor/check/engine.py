@@ -239,7 +239,9 @@ class TargetCell:
     for each issue whose signature a compile failure carries (the ROCm linker missing)."""
 
     target: GpuTarget
-    rules: List[Tuple[KnownIssue, Optional[RuleOutcome], str]]  # (issue, rule, why no compile decides it)
+    #: (issue, its rule on the described GPU, why no compile decides it; "" for a row the compile does
+    #: not judge at all: one that needs --driver, without it)
+    rules: List[Tuple[KnownIssue, Optional[RuleOutcome], str]]
     job: Optional[CanaryJob] = None
 
     @property
@@ -258,9 +260,9 @@ class TargetCell:
             canary_run is not None and self.job is not None) else None
         out: List[Tuple[KnownIssue, Decision]] = []
         for issue, rule, not_run in self.rules:
-            outcome = cross.outcome(issue, read, issues) if read is not None else None
+            outcome = cross.outcome(issue, read, issues) if read is not None and not_run else None
             compiles = self.job is not None and issue.cross is not None and bool(issue.cross.kernels)
-            if outcome is None and compiles and interrupted:
+            if outcome is None and compiles and interrupted and not_run:
                 outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
             out.append((issue, decide(rule, outcome is not None, outcome, not_run, self.target.name)))
         if read is not None:
