@@ -108,6 +108,9 @@ def test_an_old_ptxas_for_a_new_gpu_and_a_compiler_that_dies():
     assert v["status"] is Status.AFFECTED
     assert "Value 'sm_120' is not defined for option 'gpu-name'" in v["reason"]
     assert "ptxas 12.4" in v["reason"]
+    # Triton's own LLVM says it first, on stderr: a wording of the issue's too
+    line = next(ln for ln in run.run.stderr.splitlines() if "recognized processor" in ln)
+    assert any(s.strength == "exact" and s.search(line) for s in ISSUES["ptxas-unsupported-arch"].signatures)
     dtype = verdict("gpu-dtype-unsupported", run)  # its kernel failed first of the assembler: not its verdict
     assert dtype["status"] is Status.INCONCLUSIVE
     assert "the error of ptxas-unsupported-arch, found on this target" in dtype["reason"]
