@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from inductor_doctor.check.classify import match_signature, signal_name, telling_line
 from inductor_doctor.check.runner import CanaryJob, CanaryRun
 from inductor_doctor.check.verdict import CanaryOutcome, Decision, decide
-from inductor_doctor.core.facts import CudaInfo, Facts, GPUInfo
+from inductor_doctor.core.facts import Facts, GPUInfo
 from inductor_doctor.core.gpu_target import GpuTarget
 from inductor_doctor.core.model import KnownIssue, Proof, RuleOutcome, Status
 from inductor_doctor.target import marker, script
@@ -279,7 +279,7 @@ def described_facts(facts: Facts, target: GpuTarget, driver: Optional[str] = Non
     gpu = GPUInfo(index=0, name="the described GPU", sm=target.capability)
     cuda = replace(facts.cuda, gpus=[gpu], driver_gpus=[gpu], visible_devices=None, visibility=[],
                    driver_version=driver or None, driver_cuda_version=None, torch_device_count=None)
-    return replace(facts, cuda=cuda if isinstance(cuda, CudaInfo) else facts.cuda)
+    return replace(facts, cuda=cuda)
 
 
 def rule_for(issue: KnownIssue, facts: Facts, target: GpuTarget,
