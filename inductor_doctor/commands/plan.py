@@ -8,14 +8,18 @@ component the plan does not contain is `not-applicable`. By default an issue is 
 `affected` specifiers; an issue that also depends on the compiler, flags, GPU, driver or Python
 sets a `predict` hook that reads a `PlanInput`.
 
-This module imports nothing heavy and runs nothing of its own: no torch, no network. The one
-thing a plan runs is the `--cxx` compiler, where it is on this machine (`plan/here.py`), as
-`check` would: what it compiles is then known, not guessed from its name.
+This module imports nothing heavy and runs nothing of its own (no torch, no network), but for two
+cases: the `--cxx` compiler, where it is on this machine, is probed as `check` would (`plan/here.py`):
+what it compiles is then known, not guessed from its name; and with `--gpu`, when the Triton installed
+here is the one the plan pins, the rows a compile decides are earned by compiling the canary kernels
+for that GPU with it (`check/cross.py`, about two seconds); otherwise they stay predictions, and the
+plan says so.
 """
 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from inductor_doctor.core.document import Policy
@@ -28,13 +32,16 @@ from inductor_doctor.core.model import (
     UsageError,
 )
 from inductor_doctor.core.plan_input import (
+    ANSWERS,
     CANNOT_ARISE,
     CANNOT_BE_PREDICTED,
     PREDICTED,
     PlanInput,
     PlannedPackage,
+    once_installed,
 )
 from inductor_doctor.core.releases import RELEASES_AS_OF
+from inductor_doctor.plan.compiled import compiled_here
 from inductor_doctor.plan.predict import cpu_only_rules_out, predict_issue  # noqa: F401 - re-exported
 from inductor_doctor.plan.resolve import PlanRequest, build_input
 
@@ -161,6 +168,17 @@ def planned_host(inp: PlanInput) -> Any:
                     gpus=gpus, planned=True, what="the planned stack")
 
 
+def answered(finding: Finding) -> Finding:
+    """The row with the one of the plan's three answers its status is (a row a compile decided, an
+    artifact's row), and what decides it where the plan cannot predict it."""
+    answer = ANSWERS[finding.status]
+    if answer == finding.answer:
+        return finding
+    decided = (finding.decided_by or once_installed(finding.issue or finding.id)) \
+        if answer == CANNOT_BE_PREDICTED else None
+    return replace(finding, answer=answer, decided_by=decided)
+
+
 def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanReport:
     """Predict every known issue for the planned stack; `meta["predicted"]` drives exit code 1.
 
@@ -188,6 +206,8 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanR
         from inductor_doctor.check.artifacts import plan_artifacts
 
         findings.extend(plan_artifacts(request.artifacts, planned_host(inp)))
+    findings, compiled = compiled_here(inp, findings, list(reg))  # plan --gpu with the planned Triton
+    findings = [answered(f) for f in findings]
     findings.sort(key=lambda f: (-f.status.rank, f.id, f.device))
     predicted = [
         f.id
@@ -204,6 +224,8 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanR
         "releases_as_of": RELEASES_AS_OF,
     }
     unknown = unknown_releases(inp)
+    if compiled:
+        meta["gpu_compile"] = compiled
     if unknown:
         meta["notices"] = unknown
     return PlanReport(
