@@ -30,6 +30,15 @@ ANSWERS = {
 }
 #: The `RuleOutcome.details` key of what decides an outcome the plan cannot predict.
 DECIDED_BY = "decided_by"
+#: The `RuleOutcome.details` key of an outcome a probe on this machine decided (`plan/here.py`): the
+#: row is then `static`, not a prediction from versions.
+PROBED = "probed_here"
+
+
+def probed_here(outcomes: List[RuleOutcome]) -> List[RuleOutcome]:
+    """Outcomes a probe of this machine decided (the `--cxx` compiler, asked): said so in the row."""
+    return [RuleOutcome(o.status, o.reason, Basis.STATIC, o.device, {**o.details, PROBED: True})
+            for o in outcomes]
 
 
 def once_installed(issue_id: str, env: str = "") -> str:

@@ -14,7 +14,7 @@ import os
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import RuleOutcome, Status, Workaround
-from inductor_doctor.core.plan_input import once_installed, unpredictable, with_option
+from inductor_doctor.core.plan_input import once_installed, probed_here, unpredictable, with_option
 from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, compiler_missing, one
 from inductor_doctor.kb._rules import not_installed
@@ -57,9 +57,9 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
         return unpredictable(f"{cxx.command} is not on this machine to probe",
                              once_installed(ID, f"CXX={cxx.command}"))
     if here.works:
-        return one(Status.OK, f"probed here: Inductor compiles with {compiler_label(here)}")
-    return one(Status.AFFECTED, f"probed here: {compiler_label(here)} cannot build a shared object: "
-               f"{here.error or 'unknown error'}")
+        return probed_here(one(Status.OK, f"probed here: Inductor compiles with {compiler_label(here)}"))
+    return probed_here(one(Status.AFFECTED, f"probed here: {compiler_label(here)} cannot build a shared "
+                           f"object: {here.error or 'unknown error'}"))
 
 
 def advise(facts: Facts) -> List[Workaround]:

@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status, Workaround
-from inductor_doctor.core.plan_input import once_installed, unpredictable, with_option
+from inductor_doctor.core.plan_input import once_installed, probed_here, unpredictable, with_option
 from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import compiler_label, compiler_major, one
 from inductor_doctor.kb._rules import not_installed
@@ -64,7 +64,7 @@ def predict(inp: PlanInput) -> List[RuleOutcome]:
         return unpredictable("the plan names no C++ compiler (Inductor takes $CXX, else g++)",
                              with_option("--cxx COMPILER", ID))
     if inp.cxx_here is not None:
-        return judged(inp.cxx_here, probed="probed here: ")
+        return probed_here(judged(inp.cxx_here, probed="probed here: "))
     if cxx.kind == "gcc":
         return one(Status.OK, f"{cxx.command} is GCC, which brings its own OpenMP (libgomp)", Basis.VERSION)
     needs = ("clang needs the LLVM OpenMP runtime of its own major version (libomp-N-dev)"

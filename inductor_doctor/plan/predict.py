@@ -17,6 +17,7 @@ from inductor_doctor.core.plan_input import (
     ANSWERS,
     CANNOT_BE_PREDICTED,
     DECIDED_BY,
+    PROBED,
     PlanInput,
     once_installed,
     predict_from_versions,
@@ -110,7 +111,7 @@ def predict_issue(inp: PlanInput, issue: KnownIssue) -> List[Finding]:
             title=issue.title,
             device=o.device or _device(issue),
             status=o.status,
-            basis=o.basis,  # VERSION for a prediction; STATIC for a compiler probed here
+            basis=Basis.STATIC if o.details.get(PROBED) else Basis.VERSION,  # a compiler probed here
             reason=o.reason,
             severity=issue.severity,
             workarounds=tuple(w for w in issue.workarounds if w.applies_to(planned))
