@@ -62,12 +62,12 @@ _FAILURE = re.compile(
 )
 #: Code shown in a traceback's frames, not an exception raised.
 _CODE = re.compile(rb"^\s*(?:[\w\[\]:.-]*[\]:)]\s*)?(?:except|raise|class|def|if|elif|assert|return)\b")
-#: The sign that the error on the line, or just before, was handled: retried, fallen back from, ignored.
+#: The sign, on a line after an error, that it was handled: retried, fallen back from, ignored.
 _HANDLED = re.compile(
     rb"\bretry(?:ing)?\b|\bretried\b|\battempt \d+\s*(?:/|of)\s*\d+|\bfalling back\b|\bignoring\b",
     re.IGNORECASE,
 )
-#: The sign, on a later line, that the step that failed went on: it succeeded after all.
+#: The sign, on a line after an error, that the step that failed went on: it succeeded after all.
 _SUCCEEDED = re.compile(rb"\bsucceeded\b|\bsuccessfully\b", re.IGNORECASE)
 _IGNORED = re.compile(rb"Exception ignored in", re.IGNORECASE)
 #: What links a traceback to the one before it: both are one failure.
@@ -105,12 +105,13 @@ def is_failure(line: bytes) -> bool:
 
 
 def handled_in(lines: Sequence[bytes]) -> Optional[str]:
-    """What shows the error of `lines[0]` handled, on its line or the few after it (up to the next
-    traceback), or None."""
-    for i, line in enumerate(lines[: HANDLED_LINES + 1]):
-        if i and _TRACEBACK.search(line):
+    """What shows the error of `lines[0]` handled, on the few lines after it (up to the next
+    traceback), or None. Its own line does not count: an error's own words may say "ignoring"
+    (LLVM's "'sm_120' is not a recognized processor for this target (ignoring processor)")."""
+    for line in lines[1 : HANDLED_LINES + 1]:
+        if _TRACEBACK.search(line):
             return None
-        m = _HANDLED.search(line) or (_SUCCEEDED.search(line) if i else None)
+        m = _HANDLED.search(line) or _SUCCEEDED.search(line)
         if m:
             seg = _segment(line)
             at = max(0, seg.find(m.group()))
@@ -189,8 +190,8 @@ def _last_failure(lines: List[bytes], end: int) -> Optional[Tuple[int, int]]:
     """The last failure in `lines[:end]` that nothing after it shows handled: (its last line,
     where it starts)."""
     for i in range(end - 1, -1, -1):
-        if not is_failure(lines[i]) or handled_in(lines[i:end]) is not None:
-            continue
+        if not is_failure(lines[i]) or _HANDLED.search(lines[i]) or handled_in(lines[i:end]) is not None:
+            continue  # none, one saying it is handled ("Ignoring this choice."), or one handled after
         start = _episode_start(lines, i)
         if start is None:  # an ignored exception's traceback (`Exception ignored in: ...`)
             continue

@@ -97,6 +97,9 @@ DIAGNOSES = {
     # the compiler's error, then the CalledProcessError of its command
     "compiler error, CalledProcessError": (
         corpus_body("dev2026/python_headers_missing__scope_84.log"), "python-headers-missing"),
+    # the error's own words say "ignoring": LLVM's "(ignoring processor)" is no error handled
+    "an error that says ignoring": (
+        corpus_body("dev2026/ptxas_unsupported_arch__triton_5950.log"), "ptxas-unsupported-arch"),
     # a log of warnings only: nothing failed, the warning is what the log is about
     "warnings only": (
         corpus_body("small_gpu_no_autotune_gemm__vllm_29901.log"), "small-gpu-no-autotune-gemm"),
