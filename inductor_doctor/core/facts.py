@@ -341,6 +341,42 @@ class CompileSettingsInfo:
 
 
 @dataclass
+class ExtensionLib:
+    """One compiled library of an installed package that links torch's own libraries, read from its
+    ELF and the package's metadata (probe/extensions.py): what it was built for, and what of that
+    this torch lacks (extension-torch-mismatch, extension-gpu-arch-missing)."""
+
+    path: str
+    distribution: str = ""  # its package, PEP 503 spelling ("fbgemm-gpu-cpu")
+    version: Optional[str] = None  # the package's version
+    #: The package's `Requires-Dist` on torch, as written ("==2.8.0", ">=2.14.0"); None: no pin.
+    torch_requirement: Optional[str] = None
+    torch_needed: List[str] = field(default_factory=list)  # the torch libraries it links (DT_NEEDED)
+    #: Of those, the ones torch's lib directory does not have: a CUDA build's libc10_cuda.so beside a
+    #: CPU-only torch. The loader refuses the library ("cannot open shared object file").
+    missing_libs: List[str] = field(default_factory=list)
+    torch_symbols: int = 0  # the torch symbols it imports
+    #: The first few of those no torch library (nor a library of its own package) exports: the
+    #: loader refuses it with "undefined symbol: <the first>".
+    missing_symbols: List[str] = field(default_factory=list)
+    missing_count: int = 0  # how many there are in all
+    cudart: Optional[str] = None  # the CUDA runtime major it links ("12" for libcudart.so.12)
+    cuda_archs: List[str] = field(default_factory=list)  # its cubins ("sm_80", "sm_90a")
+    ptx_archs: List[str] = field(default_factory=list)  # its PTX ("compute_90")
+    error: Optional[str] = None  # why it could not be read
+
+
+@dataclass
+class ExtensionScan:
+    """The compiled extensions of the installed packages that link torch (probe/extensions.py)."""
+
+    libs: List[ExtensionLib] = field(default_factory=list)
+    files: int = 0  # shared objects of installed packages looked at
+    complete: bool = True  # False: the time budget ran out first (the rest is unread)
+    notes: List[str] = fact(default_factory=list, key=False)
+
+
+@dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
     from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
@@ -373,6 +409,8 @@ class Facts:
     # --- GPU/CUDA catalog (cuda-toolkit-missing) ---
     toolkit: Optional[CudaToolkitInfo] = fact(None, probe="toolkit")  # None: not probed
     compile_settings: Optional[CompileSettingsInfo] = fact(None, probe="compile_settings")  # None: not probed
+    #: None: not probed (no torch to compare them with).
+    extensions: Optional[ExtensionScan] = fact(None, probe="extensions")
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
