@@ -190,6 +190,65 @@ time.sleep(1800)
   rm -f "$ready"
 }
 
+# --- extensions built without this GPU's code (extension-gpu-arch-missing) -------------------------------
+# A one-kernel CUDA extension, a real package built by torch's own CUDAExtension with nvcc for one
+# architecture that cannot run here, installed into a scratch venv over $PY's site-packages: calling
+# its op must fail with "no kernel image is available", and the check must say so on cuda:0. Built
+# again with +PTX of that architecture, the driver compiles its PTX here: ok.
+classes_gpu_states() {
+  command -v nvidia-smi >/dev/null || { echo "    (no nvidia-smi here: skipped)"; return 0; }
+  local cap other scratch src venv
+  cap=$("$PY" -c 'import torch; print("%d.%d" % torch.cuda.get_device_capability(0))' 2>/dev/null) || {
+    echo "    (no CUDA torch for $PY: skipped)"; return 0; }
+  case $cap in 8.*) other=7.5 ;; *) other=8.0 ;; esac
+  scratch=$(mktemp -d)
+  src="$scratch/src"
+  mkdir -p "$src"
+  cat > "$src/k.cu" <<'CU'
+#include <torch/extension.h>
+#include <c10/cuda/CUDAException.h>
+__global__ void add_one(float* x, int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+torch::Tensor bump(torch::Tensor x) {
+  add_one<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), x.numel());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return x;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("bump", &bump); }
+CU
+  cat > "$src/setup.py" <<'PY'
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+setup(name="indoc-arch-probe", version="1.0", ext_modules=[CUDAExtension("indoc_arch_probe", ["k.cu"])],
+      cmdclass={"build_ext": BuildExtension})
+PY
+  for arch in "$other" "$other+PTX"; do
+    venv="$scratch/venv-${arch//+/-}"
+    "$PY" -m venv --system-site-packages "$venv"
+    if ! TORCH_CUDA_ARCH_LIST=$arch "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps \
+        "$src" >"$scratch/build.log" 2>&1; then
+      echo "    (building the extension for $arch failed: skipped)"; tail -3 "$scratch/build.log" | sed 's/^/    /'
+      continue
+    fi
+    rm -rf "$src/build"
+    echo "=== run: an extension built for $arch only, on sm_${cap/./}"
+    "$venv/bin/python" -c 'import torch, indoc_arch_probe as m
+print("    op ran:", m.bump(torch.zeros(4, device="cuda"))[:2].tolist())' 2>&1 | tail -1 | sed 's/^/    /'
+    if [ "$arch" = "$other" ]; then
+      echo "    expect: RuntimeError: CUDA error: no kernel image is available for execution on the device"
+      PY="$venv/bin/python" state "an extension built for $arch only" \
+        "extension-gpu-arch-missing affected on cuda:0: 'indoc-arch-probe 1.0 (indoc_arch_probe...so has sm_${other/./})'"
+    else
+      echo "    expect: op ran: [1.0, 1.0]"
+      PY="$venv/bin/python" state "an extension built for $arch" \
+        "extension-gpu-arch-missing ok on cuda:0: '... through PTX the driver compiles on first use'"
+    fi
+  done
+  rm -rf "$scratch"
+}
+
 status=0
 for fn in $(declare -F | awk '{print $3}' | grep '_gpu_states$'); do
   echo "##### $fn"

@@ -158,3 +158,49 @@ def test_requirements_on_torch_are_read_from_metadata(tmp_path):
     assert extensions.torch_requirement(str(info)) == ">=2.14.0"
     (info / "METADATA").write_text("Name: pkg\nRequires-Dist: torch==2.9.0; platform_system == 'Linux'\n")
     assert extensions.torch_requirement(str(info)) == "==2.9.0"
+
+
+# --- extension-gpu-arch-missing: torchao 0.15.0's libraries, as the probe read their .nv_fatbin -------
+
+def torchao_0150(*names: str):
+    """torchao 0.15.0's four libraries with the GPU code the probe read from each."""
+    code = {"_C.abi3.so": (["sm_80", "sm_86"], []), "_C_cutlass_90a.abi3.so": (["sm_90a"], []),
+            "_C_cutlass_100a.abi3.so": (["sm_100a"], []),
+            "_C_mxfp8.cpython-310-x86_64-linux-gnu.so": (["sm_100"], ["compute_120"])}
+    return [ExtensionLib(path=f"{SITE}/torchao/{n}", distribution="torchao", version="0.15.0",
+                         torch_needed=["libtorch.so"], cuda_archs=code[n][0], ptx_archs=code[n][1])
+            for n in names or code]
+
+
+def gpu(name: str, sm: str):
+    from inductor_doctor.core.facts import GPUInfo
+
+    return GPUInfo(index=0, name=name, sm=sm)
+
+
+@pytest.mark.parametrize("name,sm,status,says", [
+    ("Tesla T4", "7.5", Status.AFFECTED, "torchao 0.15.0 (_C.abi3.so has sm_80 sm_86)"),
+    ("NVIDIA H100 80GB HBM3", "9.0", Status.LIKELY, "_C.abi3.so, _C_mxfp8"),
+    ("NVIDIA GeForce RTX 4090", "8.9", Status.LIKELY, "_C_mxfp8"),
+    ("NVIDIA B200", "10.0", Status.LIKELY, "_C.abi3.so (_C.abi3.so has sm_80 sm_86)"),
+    ("NVIDIA GeForce RTX 5090", "12.0", Status.LIKELY, "_C.abi3.so"),
+])
+def test_extension_gpu_code_is_judged_per_gpu_with_variant_libraries_set_apart(name, sm, status, says):
+    facts = facts_with(*torchao_0150(), cuda="12.8", torch_version="2.9.1+cu128", gpus=[gpu(name, sm)])
+    out = only("extension-gpu-arch-missing", facts)
+    assert (out.status, out.device) == (status, "cuda:0"), out
+    assert says in out.reason, out.reason
+    assert "_C_cutlass_90a" not in out.reason  # a variant for one GPU is never blamed on another
+
+
+def test_extension_gpu_code_ok_through_a_cubin_or_ptx_and_not_applicable_without_gpu_code():
+    only_c = torchao_0150("_C.abi3.so")
+    ok = only("extension-gpu-arch-missing", facts_with(*only_c, gpus=[gpu("NVIDIA A10", "8.6")]))
+    assert ok.status is Status.OK and "torchao 0.15.0 carry code for NVIDIA A10 (sm_86)" in ok.reason
+    ptx = [ExtensionLib(path=f"{SITE}/x/_C.so", distribution="x", version="1", cuda_archs=["sm_80"],
+                        ptx_archs=["compute_80"])]
+    jit = only("extension-gpu-arch-missing", facts_with(*ptx, gpus=[gpu("NVIDIA H100", "9.0")]))
+    assert jit.status is Status.OK and "through PTX" in jit.reason, jit.reason
+    none = only("extension-gpu-arch-missing", facts_with(FBGEMM_180, gpus=[gpu("NVIDIA H100", "9.0")]))
+    assert none.status is Status.NOT_APPLICABLE
+    assert only("extension-gpu-arch-missing", facts_with(*only_c)).status is Status.NOT_APPLICABLE  # no GPU
