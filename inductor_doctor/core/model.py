@@ -237,6 +237,10 @@ Advisor = Callable[["Facts"], Sequence["Workaround"]]
 #: GPU, driver, Python) in, predictions out. Issues without one are judged on their `affected`
 #: specifiers alone. Typed loosely so that the vocabulary imports nothing of the `plan` command.
 PlanPredictor = Callable[[Any], Sequence[RuleOutcome]]
+#: `explain --log`'s per-issue hook: the lines its signatures matched in a log and the versions the
+#: log states (package -> versions) in, one sentence the diagnosis adds (what the issue's data says
+#: about that very line: the release that has the knob it names), or None.
+Annotator = Callable[[Sequence[str], Mapping[str, Sequence[str]]], Optional[str]]
 
 
 @dataclass(frozen=True)
@@ -270,6 +274,8 @@ class KnownIssue:
     #: and drops what cannot help (installing what is there already). None: `workarounds` as written.
     #: Only reads facts, as a rule does; see `Workaround.pick` for how one is written.
     advise: Optional[Advisor] = None
+    #: What a log's matched lines mean with the issue's data (`Annotator`); None: nothing to add.
+    annotate: Optional[Annotator] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

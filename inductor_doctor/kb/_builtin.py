@@ -22,7 +22,7 @@ from inductor_doctor.kb import _issue_files
 
 PACKAGE = "inductor_doctor.kb"
 #: The functions an issue module may give its issue.
-HOOKS = ("rule", "advise", "predict")
+HOOKS = ("rule", "advise", "predict", "annotate")
 
 _BUILT: Dict[str, KnownIssue] = {}
 

@@ -124,9 +124,9 @@ def test_every_issue_module_has_its_data_file():
     (Workaround, _issue_files.WORKAROUND_KEYS), (Canary, _issue_files.CANARY_KEYS),
 ], ids=lambda x: getattr(x, "__name__", ""))
 def test_a_data_file_may_hold_every_field_that_is_data(kind, keys):
-    """The keys a data file may hold are the type's fields, less its code (rule, advise, predict)
+    """The keys a data file may hold are the type's fields, less its code (rule, advise, predict, annotate)
     and where it came from (source): a field added to the vocabulary is a key the loader knows."""
-    code = {"rule", "advise", "predict", "source"}
+    code = {"rule", "advise", "predict", "annotate", "source"}
     assert set(keys) == {f.name for f in fields(kind)} - code
 
 

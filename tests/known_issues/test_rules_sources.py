@@ -1,0 +1,80 @@
+"""The issues whose facts are read from every release's sources (core/_data/source_history.json,
+written by `tools/release_audit.py sources`): torch-config-knob-missing, triton-api-removed,
+cuda-malloc-async-graphs, bisect-state-leftover. Their rules on recorded facts and on this machine's
+real torch, and what `explain --log` adds to a diagnosis from the history.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import run_json
+from test_rules_environment import make_facts, only
+
+from inductor_doctor.core import source_history as history
+from inductor_doctor.core.model import Status
+from inductor_doctor.kb import registry
+
+
+def annotate(id_: str, *lines: str, **versions: str):
+    issue = registry().find(id_)
+    assert issue is not None and issue.annotate is not None
+    return issue.annotate(list(lines), {k: [v] for k, v in versions.items()})
+
+
+# --- the history itself -----------------------------------------------------------------------------
+
+def test_the_history_covers_every_release_of_the_snapshot_and_knows_the_knobs_users_hit():
+    from inductor_doctor.core.releases import RELEASES
+
+    assert set(history.torch_releases()) == {v for v in RELEASES["torch"] if int(v.split(".")[0]) >= 2}
+    assert history.knob("torch._inductor.config", "fx_graph_cache")[0][0] == "2.2.0"
+    assert history.knob("torch._dynamo.config", "recompile_limit")[0][0] == "2.7.0"
+    old = history.alias("torch._dynamo.config", "cache_size_limit")
+    assert old is not None and old[0] == "torch._dynamo.config.recompile_limit"
+    assert history.knob("torch._dynamo.config", "log_level") == [["2.0.0", "2.0.1"]]
+    assert history.knob("torch._inductor.config", "triton.cudagraphs")  # a nested class's attribute
+
+
+# --- torch-config-knob-missing ----------------------------------------------------------------------
+
+KNOB = "torch-config-knob-missing"
+
+
+def test_a_missing_knob_is_told_with_its_releases_and_the_logs_torch():
+    said = annotate(KNOB, "AttributeError: torch._dynamo.config.recompile_limit does not exist",
+                    torch="2.5.1+cu124")
+    assert said == ("torch._dynamo.config.recompile_limit is defined by torch 2.7.0 to "
+                    f"{history.torch_releases()[-1]}; before torch 2.7.0 its name was cache_size_limit "
+                    "(defined from torch 2.0.0); the log's torch is 2.5.1, which does not have it")
+    gone = annotate(KNOB, "E   AttributeError: torch._dynamo.config.log_level does not exist",
+                    torch="2.1.0.dev20230621+cpu")
+    assert "torch 2.0.0 to 2.0.1 (gone in 2.1.0)" in gone and "2.1.0, which does not have it" in gone
+    python = annotate(KNOB, "AttributeError: module 'torch._dynamo.config' has no attribute "
+                      "'allow_unspec_int_on_nn_module'")
+    assert python.startswith("torch._dynamo.config.allow_unspec_int_on_nn_module is defined by torch 2.7.0")
+    assert "misspelt or private" in annotate(KNOB, "torch._dynamo.config.repro_dir does not exist")
+    assert "only an import loads" in annotate(KNOB, "module 'torch._inductor' has no attribute 'config'")
+
+
+def test_a_variable_this_torch_never_reads_is_likely_and_one_it_reads_is_ok():
+    facts = make_facts(env={"TORCHINDUCTOR_FX_GRAPH_CACHE": "1", "TORCHINDUCTOR_NO_SUCH_KNOB": "1"})
+    out = only("torch-config-knob-missing", facts)
+    assert out.status is Status.LIKELY and "never reads TORCHINDUCTOR_NO_SUCH_KNOB" in out.reason, out.reason
+    assert "FX_GRAPH_CACHE" not in out.reason
+    ok = only("torch-config-knob-missing", make_facts(env={"TORCHINDUCTOR_FX_GRAPH_CACHE": "1"}))
+    assert ok.status is Status.OK
+    assert only("torch-config-knob-missing", make_facts(env={})).status is Status.NOT_APPLICABLE
+
+
+def test_the_check_flags_an_unread_variable_for_real():
+    data = run_json(["check", "--static", "--only", "torch-config-knob-missing"],
+                    env={"TORCHDYNAMO_RECOMPILE_LIMITT": "64"})
+    row = data["results"][0]
+    assert (row["status"], row["basis"]) == ("likely", "static"), row
+    assert "TORCHDYNAMO_RECOMPILE_LIMITT" in row["reason"]
+
+
+@pytest.mark.parametrize("name", ["TORCHINDUCTOR_CACHE_DIR", "TORCHINDUCTOR_FX_GRAPH_CACHE",
+                                  "TORCHDYNAMO_VERBOSE"])
+def test_variables_torch_reads_outside_its_config_files_count_as_read(name):
+    assert only("torch-config-knob-missing", make_facts(env={name: "1"})).status is Status.OK
