@@ -377,6 +377,29 @@ class ExtensionScan:
 
 
 @dataclass
+class TritonImport:
+    """One import of Triton's API in an installed package that the installed Triton cannot satisfy."""
+
+    distribution: str
+    version: Optional[str]
+    path: str  # the importing file, relative to its site-packages directory
+    line: int
+    module: str  # "triton.ops.matmul_perf_model", "triton.language.extra"
+    name: Optional[str] = None  # "libdevice" for `from ... import libdevice`; None for `import module`
+
+
+@dataclass
+class TritonImportScan:
+    """The Triton imports of the installed packages that use Triton's API (probe/triton_imports.py)."""
+
+    missing: List[TritonImport] = field(default_factory=list)  # what the installed Triton lacks
+    packages: List[str] = field(default_factory=list)  # the packages read ("bitsandbytes 0.44.1")
+    imports: int = 0  # imports of triton.* read in them
+    complete: bool = True  # False: the time budget ran out first
+    notes: List[str] = fact(default_factory=list, key=False)
+
+
+@dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
     from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
@@ -411,6 +434,8 @@ class Facts:
     compile_settings: Optional[CompileSettingsInfo] = fact(None, probe="compile_settings")  # None: not probed
     #: None: not probed (no torch to compare them with).
     extensions: Optional[ExtensionScan] = fact(None, probe="extensions")
+    #: None: not probed (no Triton to compare the packages' imports with).
+    triton_imports: Optional[TritonImportScan] = fact(None, probe="triton_imports")
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

@@ -92,6 +92,11 @@ def triton_name(module: str, name: str) -> Optional[Tuple[Runs, Runs]]:
     return entry["module"], entry["names"].get(name, [])
 
 
+def triton_module(module: str) -> Runs:
+    """The releases whose wheel has the Python module `module` (`triton.ops`)."""
+    return data()["triton_modules"].get(module, [])
+
+
 def bisector(release: Optional[str]) -> Optional[Dict[str, Any]]:
     """How a torch release's CompilerBisector keeps its state (`subdir`, `status_file`); None when the
     release has none (or is not in the history)."""

@@ -14,6 +14,9 @@
 #   ext-newer    fbgemm-gpu-cpu 1.9.0, built for torch 2.14: imports torch::autograd::_wrap_outputs
 #                of 2.14's signature.
 #   ext-paired   fbgemm-gpu-cpu 1.8.0, the release built for torch 2.13: it loads and runs.
+#   triton-api-old  Triton 3.7.1 (torch 2.13.0 pins ==3.7.1) with bitsandbytes 0.44.1, which imports
+#                triton.ops.matmul_perf_model (gone in Triton 3.2): "No module named 'triton.ops'".
+#   triton-api-new  the same Triton with bitsandbytes 0.45.5, which no longer does.
 set -euo pipefail
 ROOT=${INDUCTOR_DOCTOR_TEST_ENVS:-$HOME/.cache/inductor-doctor-tests}
 PY=${PYTHON:-python3}
@@ -35,12 +38,14 @@ build() {
 }
 
 SELECTED=("$@")
-for name in ext-older ext-newer ext-paired; do
+for name in ext-older ext-newer ext-paired triton-api-old triton-api-new; do
   if [ ${#SELECTED[@]} -eq 0 ] || printf '%s\n' "${SELECTED[@]}" | grep -qx "$name"; then
     case $name in
       ext-older) build "$name" fbgemm-gpu-cpu==1.3.0 torchao==0.15.0 torchvision==0.29.1 ;;
       ext-newer) build "$name" fbgemm-gpu-cpu==1.9.0 ;;
       ext-paired) build "$name" fbgemm-gpu-cpu==1.8.0 ;;
+      triton-api-old) build "$name" triton==3.7.1 bitsandbytes==0.44.1 ;;
+      triton-api-new) build "$name" triton==3.7.1 bitsandbytes==0.45.5 ;;
     esac
   fi
 done

@@ -78,3 +78,81 @@ def test_the_check_flags_an_unread_variable_for_real():
                                   "TORCHDYNAMO_VERBOSE"])
 def test_variables_torch_reads_outside_its_config_files_count_as_read(name):
     assert only("torch-config-knob-missing", make_facts(env={name: "1"})).status is Status.OK
+
+
+# --- triton-api-removed -----------------------------------------------------------------------------
+
+API = "triton-api-removed"
+#: What the probe read beside Triton 3.7.1 from bitsandbytes 0.44.1 (tests/envs/build_extensions.sh).
+BNB_0441 = [
+    ("bitsandbytes/triton/int8_matmul_mixed_dequantize.py", 12, "triton.ops.matmul_perf_model", name)
+    for name in ("early_config_prune", "estimate_matmul_time")
+]
+
+
+def triton_facts(missing=(), packages=("bitsandbytes 0.44.1",), imports=10, complete=True):
+    from inductor_doctor.core.facts import TritonImport, TritonImportScan, TritonInfo
+
+    found = [TritonImport("bitsandbytes", "0.44.1", p, ln, m, n) for p, ln, m, n in missing]
+    scan = TritonImportScan(missing=found, packages=list(packages), imports=imports, complete=complete)
+    triton = TritonInfo(version="3.7.1", path="/venv/site-packages/triton")
+    return make_facts(triton=triton, triton_imports=scan)
+
+
+def test_a_package_importing_a_module_triton_removed_is_affected_with_the_release_that_removed_it():
+    out = only(API, triton_facts(BNB_0441))
+    assert out.status is Status.AFFECTED, out
+    assert out.reason.startswith(
+        "bitsandbytes 0.44.1 imports triton.ops.matmul_perf_model.early_config_prune and 1 more "
+        "(bitsandbytes/triton/int8_matmul_mixed_dequantize.py:12), which Triton 3.7.1 does not have "
+        "(triton.ops.matmul_perf_model is in Triton 2.0.0 to 3.1.0 (gone in 3.2.0)"), out.reason
+
+
+def test_imports_that_resolve_are_ok_none_is_not_applicable_and_no_triton_is_not_installed():
+    assert only(API, triton_facts(packages=("bitsandbytes 0.45.5",))).status is Status.OK
+    assert only(API, triton_facts(packages=(), imports=0)).status is Status.NOT_APPLICABLE
+    assert only(API, triton_facts(complete=False, packages=())).status is Status.INCONCLUSIVE
+    assert only(API, make_facts()).status is Status.NOT_APPLICABLE
+
+
+@pytest.mark.parametrize("line,triton,says", [
+    ("ModuleNotFoundError: No module named 'triton.ops'", "3.2.0",
+     "triton.ops is in Triton 2.0.0 to 3.1.0 (gone in 3.2.0); Triton 3.2.0 does not"),
+    ("ImportError: cannot import name 'AttrsDescriptor' from 'triton.compiler.compiler' (x.py)", "3.3.1",
+     "triton.compiler.compiler.AttrsDescriptor is in Triton 2.3.0 to 3.2.0 (gone in 3.3.0); Triton 3.3.1 "
+     "does not"),
+    ("Error: No module named 'triton.language.target_info'", "3.2.0",
+     "triton.language.target_info is in Triton 3.5.0 to"),
+])
+def test_a_log_is_told_which_triton_releases_have_the_name(line, triton, says):
+    assert says in annotate(API, line, triton=triton)
+
+
+def test_the_probe_reads_a_real_package_beside_a_real_triton_and_a_repeat_is_cheap(tmp_path):
+    """The reader's semantics on files: a module the Triton tree lacks, a name its module does not define,
+    and ones it does (the real Triton and bitsandbytes are in test_states_extensions.py, -m envs)."""
+    import time
+
+    from inductor_doctor.core.facts import TritonInfo
+    from inductor_doctor.probe import triton_imports
+
+    site = tmp_path / "site"
+    tri = site / "triton"
+    (tri / "language").mkdir(parents=True)
+    (tri / "__init__.py").write_text("from .runtime import jit\n__version__ = '3.7.1'\n")
+    (tri / "language" / "__init__.py").write_text("from .core import program_id\ndef cdiv(a, b): pass\n")
+    pkg = site / "userpkg"
+    pkg.mkdir()
+    (pkg / "k.py").write_text("import triton\n"
+                              "from triton.language import cdiv, libdevice\nimport triton.ops\n")
+    info = site / "userpkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Name: userpkg\nRequires-Dist: triton>=2\n\n")
+    (info / "RECORD").write_text("userpkg/k.py,,\n")
+    scan = triton_imports.scan({"sys_path": [str(site)]}, TritonInfo(version="3.7.1", path=str(tri)), 30)
+    assert scan is not None and scan.packages == ["userpkg 1.0"] and scan.imports == 3
+    missing = sorted((m.module, m.name) for m in scan.missing)
+    assert missing == [("triton.language", "libdevice"), ("triton.ops", None)]
+    start = time.monotonic()
+    triton_imports.scan({"sys_path": [str(site)]}, TritonInfo(version="3.7.1", path=str(tri)), 30)
+    assert time.monotonic() - start < 0.1

@@ -48,3 +48,17 @@ def test_the_release_built_for_this_torch_is_ok_by_its_canary():
     live = row(venv_python("ext-paired"))
     assert (live["status"], live["basis"]) == ("ok", "canary"), live
     assert "imported fbgemm-gpu-cpu 1.8.0" in live["reason"], live["reason"]
+
+
+def test_bitsandbytes_that_imports_triton_ops_is_affected_beside_triton_3_7_and_the_fixed_release_ok():
+    def triton_row(env: str) -> Dict:
+        data = run_json(["check", "--static", "--only", "triton-api-removed", "--python", venv_python(env),
+                         "--no-cache"], timeout=300)
+        return data["results"][0]
+
+    old = triton_row("triton-api-old")
+    assert (old["status"], old["basis"]) == ("affected", "static"), old
+    assert "bitsandbytes 0.44.1 imports triton.ops.matmul_perf_model" in old["reason"]
+    assert "(gone in 3.2.0)" in old["reason"]
+    new = triton_row("triton-api-new")
+    assert new["status"] == "ok" and "bitsandbytes 0.45.5" in new["reason"], new

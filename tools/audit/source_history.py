@@ -21,17 +21,17 @@ same range requests and cache as the rest of the audit, and written as runs of r
 
 from __future__ import annotations
 
-import ast
 import re
 import time
-from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from packaging.version import Version
 
 from audit import refresh, remote
+from inductor_doctor.probe._pysource import config_names, module_names
 
 #: Bump when an extractor changes what it records.
-VERSION = 3
+VERSION = 4
 CONFIG_FILES = {
     "torch._inductor.config": "torch/_inductor/config.py",
     "torch._dynamo.config": "torch/_dynamo/config.py",
@@ -82,94 +82,6 @@ def log(msg: str) -> None:
     refresh.log(msg)
 
 
-# --- names a module defines -------------------------------------------------------------------------
-
-def _targets(node: ast.AST) -> Iterable[str]:
-    if isinstance(node, ast.Assign):
-        for t in node.targets:
-            if isinstance(t, ast.Name):
-                yield t.id
-            elif isinstance(t, ast.Tuple):
-                yield from (e.id for e in t.elts if isinstance(e, ast.Name))
-    elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        yield node.target.id
-
-
-def _alias(node: ast.AST) -> Optional[str]:
-    """`Config(alias="torch._dynamo.config.recompile_limit")` -> the name it stands for."""
-    value = getattr(node, "value", None)
-    if isinstance(value, ast.Call) and getattr(value.func, "id", getattr(value.func, "attr", "")) == "Config":
-        for kw in value.keywords:
-            if kw.arg == "alias" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
-                return kw.value.value
-    return None
-
-
-def _body(nodes: List[ast.stmt]) -> Iterable[ast.stmt]:
-    """Statements at this level, looking into `if`/`try` blocks (config files branch on fbcode)."""
-    for node in nodes:
-        if isinstance(node, ast.If):
-            yield from _body(node.body)
-            yield from _body(node.orelse)
-        elif isinstance(node, ast.Try):
-            yield from _body(node.body)
-            for h in node.handlers:
-                yield from _body(h.body)
-            yield from _body(node.orelse)
-        else:
-            yield node
-
-
-def config_names(text: str, defaults: Dict[str, Any] = None) -> Tuple[Set[str], Dict[str, str]]:
-    """(the knobs a config module defines, {knob: the name it is an alias of}); `defaults` gets the
-    literal value of each knob it names as a key."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as exc:
-        raise Unreadable(f"not Python: {exc}") from None
-    names: Set[str] = set()
-    aliases: Dict[str, str] = {}
-
-    def visit(nodes: List[ast.stmt], prefix: str) -> None:
-        for node in _body(nodes):
-            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
-                visit(node.body, f"{prefix}{node.name}.")
-                continue
-            for name in _targets(node):
-                if not name.startswith("_"):
-                    names.add(prefix + name)
-                    target = _alias(node)
-                    if target:
-                        aliases[prefix + name] = target
-                    if defaults is not None and prefix + name in defaults:
-                        try:
-                            defaults[prefix + name] = ast.literal_eval(node.value)  # type: ignore[attr-defined]
-                        except (ValueError, TypeError, SyntaxError):
-                            defaults[prefix + name] = "(not a literal)"
-
-    visit(tree.body, "")
-    return names, aliases
-
-
-def module_names(text: str) -> Set[str]:
-    """What `from <module> import X` finds: names assigned, defined and imported at its top level."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as exc:
-        raise Unreadable(f"not Python: {exc}") from None
-    out: Set[str] = set()
-    for node in _body(tree.body):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for a in node.names:
-                if a.name != "*":
-                    out.add(a.asname or a.name.split(".")[0])
-        else:
-            out.update(_targets(node))
-    return out
-
-
 # --- per release --------------------------------------------------------------------------------------
 
 def torch_release(read: Read, names: List[str], member: Callable[[str], Optional[bytes]]) -> Dict[str, Any]:
@@ -180,7 +92,10 @@ def torch_release(read: Read, names: List[str], member: Callable[[str], Optional
         if text is None:
             continue
         wanted: Dict[str, Any] = {k: None for k in DEFAULTS.get(module, ())}
-        knobs, aliases = config_names(text, wanted)
+        try:
+            knobs, aliases = config_names(text, wanted)
+        except ValueError as exc:
+            raise Unreadable(f"{path}: {exc}") from None
         out["defaults"].update({f"{module}.{k}": v for k, v in wanted.items() if k in knobs})
         out["config"][module] = sorted(knobs)
         out["aliases"].update({f"{module}.{k}": v for k, v in aliases.items()})
@@ -212,12 +127,26 @@ def torch_release(read: Read, names: List[str], member: Callable[[str], Optional
     return out
 
 
-def triton_release(read: Read) -> Dict[str, List[str]]:
-    out: Dict[str, List[str]] = {}
+def triton_release(read: Read, names: List[str]) -> Dict[str, List[str]]:
+    """The names each followed module defines, and (under "") every module the wheel has."""
+    out: Dict[str, List[str]] = {"": sorted(python_modules(names, "triton"))}
     for module, path in TRITON_MODULES.items():
         text = read(path)
         if text is not None:
-            out[module] = sorted(module_names(text))
+            try:
+                out[module] = sorted(module_names(text))
+            except ValueError as exc:
+                raise Unreadable(f"{path}: {exc}") from None
+    return out
+
+
+def python_modules(names: List[str], root: str) -> Set[str]:
+    """`triton.language.extra.cuda` for `triton/language/extra/cuda/__init__.py`, and so on."""
+    out = set()
+    for name in names:
+        if name.startswith(root + "/") and name.endswith(".py"):
+            dotted = name[:-3].replace("/", ".")
+            out.add(dotted[: -len(".__init__")] if dotted.endswith(".__init__") else dotted)
     return out
 
 
@@ -275,7 +204,7 @@ def build(offline: bool = False) -> Dict[str, Any]:
         log(f"triton {v}: sources")
         try:
             triton_facts[v] = refresh._cached(f"triton-names-s{VERSION}", wheel.sha256,
-                                              lambda w=wheel: triton_release(w.text))
+                                              lambda w=wheel: triton_release(w.text, w.names()))
         except Unreadable as exc:
             raise refresh.RefreshError(f"triton {v}: {exc}; update tools/audit/source_history.py") from None
     return assemble(torch_versions, torch_facts, triton_versions, triton_facts)
@@ -304,7 +233,8 @@ def assemble(torch_versions: List[str], torch_facts: Dict[str, Dict[str, Any]], 
                     "torch._inductor.config.triton.slow_path_cudagraph_asserts")} for v in torch_versions}
     message = {v: torch_facts[v]["message_file"] for v in torch_versions}
     triton: Dict[str, Any] = {}
-    modules = {m for f in triton_facts.values() for m in f}
+    modules = {m for f in triton_facts.values() for m in f if m}
+    every = history({v: set(triton_facts[v][""]) for v in triton_versions}, triton_versions)
     for module in sorted(modules):
         per = {v: set(triton_facts[v].get(module, [])) for v in triton_versions}
         present = runs([module in triton_facts[v] for v in triton_versions], triton_versions)
@@ -323,4 +253,5 @@ def assemble(torch_versions: List[str], torch_facts: Dict[str, Dict[str, Any]], 
         "torch_bisector": bisector,
         "torch_malloc_async_pool_check": pool,
         "triton_names": triton,
+        "triton_modules": every,
     }
