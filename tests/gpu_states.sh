@@ -247,6 +247,13 @@ print("    op ran:", m.bump(torch.zeros(4, device="cuda"))[:2].tolist())' 2>&1 |
     fi
   done
   rm -rf "$scratch"
+  # cuda-malloc-async-graphs: the canary compiles with mode="reduce-overhead" under the allocator the
+  # user chose; the static rule reads the variable.
+  canary_state "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" \
+    "cuda-malloc-async-graphs affected on cuda:0, 'canary reproduced it: cudaMallocAsync does not yet support checkPoolLiveAllocations', and the reason says what slow_path_cudagraph_asserts=False did" \
+    cuda-malloc-async-graphs PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+  canary_state "torch's own allocator" "cuda-malloc-async-graphs not-applicable (no backend:cudaMallocAsync)" \
+    cuda-malloc-async-graphs
 }
 
 status=0

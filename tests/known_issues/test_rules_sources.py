@@ -156,3 +156,34 @@ def test_the_probe_reads_a_real_package_beside_a_real_triton_and_a_repeat_is_che
     start = time.monotonic()
     triton_imports.scan({"sys_path": [str(site)]}, TritonInfo(version="3.7.1", path=str(tri)), 30)
     assert time.monotonic() - start < 0.1
+
+
+# --- cuda-malloc-async-graphs -------------------------------------------------------------------------
+
+ASYNC = "cuda-malloc-async-graphs"
+
+
+def cuda_facts(version="2.13.0+cu130", **env):
+    return make_facts(torch_version=version, cuda="13.0", env=env)
+
+
+def test_the_async_allocator_with_a_release_whose_graph_trees_check_the_pool_is_likely():
+    out = only(ASYNC, cuda_facts(PYTORCH_CUDA_ALLOC_CONF="expandable_segments:False,backend:cudaMallocAsync"))
+    assert out.status is Status.LIKELY, out
+    assert "refuses checkPoolLiveAllocations, which its CUDA graph trees call" in out.reason
+    assert "slow_path_cudagraph_asserts is on by default" in out.reason
+
+
+def test_the_variable_counts_only_where_the_release_reads_it():
+    # PYTORCH_ALLOC_CONF is read from torch 2.9 on (libc10's strings, per release).
+    assert only(ASYNC, cuda_facts(PYTORCH_ALLOC_CONF="backend:cudaMallocAsync")).status is Status.LIKELY
+    old = only(ASYNC, cuda_facts("2.5.1+cu124", PYTORCH_ALLOC_CONF="backend:cudaMallocAsync"))
+    assert old.status is Status.NOT_APPLICABLE and "does not read that variable" in old.reason, old.reason
+    before = only(ASYNC, cuda_facts("2.0.1+cu118", PYTORCH_CUDA_ALLOC_CONF="backend:cudaMallocAsync"))
+    assert before.status is Status.OK  # 2.0's graph trees did not call it
+
+
+def test_torchs_own_allocator_or_a_cpu_torch_is_not_applicable():
+    assert only(ASYNC, cuda_facts(PYTORCH_CUDA_ALLOC_CONF="backend:native")).status is Status.NOT_APPLICABLE
+    assert only(ASYNC, make_facts(env={"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"})).status is \
+        Status.NOT_APPLICABLE  # a CPU-only torch
