@@ -400,6 +400,19 @@ class TritonImportScan:
 
 
 @dataclass
+class BisectState:
+    """What a CompilerBisector left in the Inductor cache (probe/bisect_state.py): from torch 2.6 on,
+    every torch.compile takes its backend from it (bisect-state-leftover)."""
+
+    directory: str  # <inductor cache>/bisect: the bisector's state
+    exists: bool = False
+    status_file: Optional[str] = None  # its bisect_status.txt, when there
+    backend: Optional[str] = None  # the stage it names: "eager", "aot_eager", "inductor"
+    subsystem: Optional[str] = None  # the subsystem it disables within that backend, if any
+    modified: Optional[str] = fact(None, key=False)  # when the status was last written (ISO, UTC)
+
+
+@dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
     from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
@@ -436,6 +449,8 @@ class Facts:
     extensions: Optional[ExtensionScan] = fact(None, probe="extensions")
     #: None: not probed (no Triton to compare the packages' imports with).
     triton_imports: Optional[TritonImportScan] = fact(None, probe="triton_imports")
+    #: None: not probed (no torch, or no Inductor cache directory known).
+    bisect: Optional[BisectState] = fact(None, probe="bisect_state")
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

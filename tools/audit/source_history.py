@@ -31,7 +31,7 @@ from audit import refresh, remote
 from inductor_doctor.probe._pysource import config_names, module_names
 
 #: Bump when an extractor changes what it records.
-VERSION = 4
+VERSION = 5
 CONFIG_FILES = {
     "torch._inductor.config": "torch/_inductor/config.py",
     "torch._dynamo.config": "torch/_dynamo/config.py",
@@ -113,7 +113,10 @@ def torch_release(read: Read, names: List[str], member: Callable[[str], Optional
         if not status:
             raise Unreadable(f"{BISECTOR} names no *_status.txt file")
         out["bisector"] = {"subdir": sub.group(1) if sub else None, "status_file": status.group(1),
-                           "delete": "delete_bisect_status" in bisector}
+                           "delete": "delete_bisect_status" in bisector,
+                           # torch.compile itself takes its backend from the bisector's state
+                           "compile_reads": "CompilerBisector.get_backend()" in (
+                               read("torch/__init__.py") or "")}
     libs = b""
     if C10_CUDA in names:
         data = member(C10_CUDA) or b""
