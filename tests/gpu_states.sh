@@ -254,6 +254,33 @@ print("    op ran:", m.bump(torch.zeros(4, device="cuda"))[:2].tolist())' 2>&1 |
     cuda-malloc-async-graphs PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
   canary_state "torch's own allocator" "cuda-malloc-async-graphs not-applicable (no backend:cudaMallocAsync)" \
     cuda-malloc-async-graphs
+  # cublas-pairing: the GEMM canary with the cuBLAS wheel as installed, then with another release of it in
+  # a scratch venv over $PY's site-packages (the host's own wheel is never touched).
+  canary_state "cuBLAS as installed" \
+    "cublas-pairing ok on each cuda:N ('6 cuBLAS GEMMs on ...'), or affected with CUBLAS_STATUS_INVALID_VALUE and the reason naming the pairing" \
+    cublas-pairing
+  local wheel other venv2
+  wheel=$("$PY" -c '
+import importlib.metadata as m
+for d in ("nvidia-cublas-cu12", "nvidia-cublas"):
+    try:
+        m.version(d)
+    except m.PackageNotFoundError:
+        continue
+    print(d)
+    break
+' 2>/dev/null)
+  if [ -n "$wheel" ]; then
+    other=$([ "$wheel" = nvidia-cublas-cu12 ] && echo "nvidia-cublas-cu12==12.8.4.1" || echo "nvidia-cublas==13.0.0.19")
+    venv2=$(mktemp -d)/venv
+    "$PY" -m venv --system-site-packages "$venv2"
+    if "$venv2/bin/python" -m pip install -q --no-deps "$other" >/dev/null 2>&1; then
+      PY="$venv2/bin/python" canary_state "cuBLAS swapped for $other" \
+        "cublas-pairing likely from the pin (or the known-bad table for torch 2.9.1-2.10 cu128), and the canary says whether this GPU's GEMMs fail" \
+        cublas-pairing
+    fi
+    rm -rf "$(dirname "$venv2")"
+  fi
 }
 
 status=0

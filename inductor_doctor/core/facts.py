@@ -413,6 +413,16 @@ class BisectState:
 
 
 @dataclass
+class CublasInfo:
+    """The cuBLAS wheel beside a CUDA torch, and the one torch's metadata pins (probe/cublas.py):
+    cublas-pairing."""
+
+    wheel: Optional[str] = None  # the distribution installed: "nvidia-cublas-cu12", "nvidia-cublas"
+    installed: Optional[str] = None  # its version, e.g. "12.8.4.1"
+    pinned: Optional[str] = None  # torch's Requires-Dist on it, e.g. "==12.8.4.1"; None: no pin
+
+
+@dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
     from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
@@ -451,6 +461,8 @@ class Facts:
     triton_imports: Optional[TritonImportScan] = fact(None, probe="triton_imports")
     #: None: not probed (no torch, or no Inductor cache directory known).
     bisect: Optional[BisectState] = fact(None, probe="bisect_state")
+    #: None: no cuBLAS wheel and no pin on one (a CPU torch, or one using the system's CUDA).
+    cublas: Optional[CublasInfo] = fact(None, probe="cublas")
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

@@ -187,3 +187,43 @@ def test_torchs_own_allocator_or_a_cpu_torch_is_not_applicable():
     assert only(ASYNC, cuda_facts(PYTORCH_CUDA_ALLOC_CONF="backend:native")).status is Status.NOT_APPLICABLE
     assert only(ASYNC, make_facts(env={"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"})).status is \
         Status.NOT_APPLICABLE  # a CPU-only torch
+
+
+# --- cublas-pairing -----------------------------------------------------------------------------------
+
+CUBLAS = "cublas-pairing"
+
+
+def cublas_facts(torch_version, cuda, installed, pinned, sm="9.0", name="NVIDIA H100 80GB HBM3"):
+    from inductor_doctor.core.facts import CublasInfo, GPUInfo
+
+    wheel = "nvidia-cublas-cu12" if cuda.startswith("12") else "nvidia-cublas"
+    return make_facts(torch_version=torch_version, cuda=cuda, gpus=[GPUInfo(index=0, name=name, sm=sm)],
+                      cublas=CublasInfo(wheel=wheel, installed=installed, pinned=pinned))
+
+
+def test_the_known_bad_pairing_of_torch_2_10_cu128_and_its_own_cublas_is_likely_on_each_gpu():
+    out = only(CUBLAS, cublas_facts("2.10.0+cu128", "12.8", "12.8.4.1", "==12.8.4.1"))
+    assert (out.status, out.device) == (Status.LIKELY, "cuda:0"), out
+    assert "known-bad pairing (pytorch/pytorch#174949, #170676)" in out.reason
+    fixed = only(CUBLAS, cublas_facts("2.10.0+cu128", "12.8", "12.9.1.4", "==12.8.4.1"))
+    assert fixed.status is Status.LIKELY and "torch pins nvidia-cublas-cu12==12.8.4.1" in fixed.reason
+    before = only(CUBLAS, cublas_facts("2.8.0+cu128", "12.8", "12.8.4.1", "==12.8.4.1"))
+    assert before.status is Status.OK
+
+
+def test_cublas_13_5_1_27_on_an_rtx_50xx_is_likely_and_elsewhere_ok():
+    rtx = only(CUBLAS, cublas_facts("2.13.0+cu130", "13.0", "13.5.1.27", None, "12.0", "RTX 5090"))
+    assert rtx.status is Status.LIKELY and "feedstock#521" in rtx.reason
+    h100 = only(CUBLAS, cublas_facts("2.13.0+cu130", "13.0", "13.5.1.27", None))
+    assert h100.status is Status.OK
+
+
+def test_the_probe_reads_the_pin_from_torchs_requirements():
+    from inductor_doctor.probe import cublas
+
+    target = {"torch_requires": ["filelock", "nvidia-cublas-cu12==12.8.4.1; platform_system == \"Linux\""]}
+    info = cublas.read(target, {"nvidia-cublas-cu12": "12.9.1.4"})
+    assert info is not None
+    assert (info.wheel, info.installed, info.pinned) == ("nvidia-cublas-cu12", "12.9.1.4", "==12.8.4.1")
+    assert cublas.read({"torch_requires": ["filelock"]}, {}) is None

@@ -31,7 +31,7 @@ from audit import refresh, remote
 from inductor_doctor.probe._pysource import config_names, module_names
 
 #: Bump when an extractor changes what it records.
-VERSION = 5
+VERSION = 6
 CONFIG_FILES = {
     "torch._inductor.config": "torch/_inductor/config.py",
     "torch._dynamo.config": "torch/_dynamo/config.py",
@@ -125,6 +125,11 @@ def torch_release(read: Read, names: List[str], member: Callable[[str], Optional
     if C10 in names:
         libs += member(C10) or b""
     out["alloc_conf_env"] = [v.decode() for v in ALLOC_CONF if v + b"\0" in libs]
+    meta = next((n for n in names if n.endswith(".dist-info/METADATA")), None)
+    out["cuda_pins"] = sorted(
+        line.split(":", 1)[1].split(";")[0].strip().replace(" ", "")
+        for line in (read(meta) or "").splitlines() if meta
+        if line.startswith("Requires-Dist:") and "nvidia-cublas" in line)
     trees = read(CUDAGRAPH_TREES) or ""
     out["cudagraph_trees_check_pool"] = "_cuda_checkPoolLiveAllocations" in trees
     return out
@@ -255,6 +260,7 @@ def assemble(torch_versions: List[str], torch_facts: Dict[str, Dict[str, Any]], 
         "torch_config_message_file": message,
         "torch_bisector": bisector,
         "torch_malloc_async_pool_check": pool,
+        "torch_cublas_pins": {v: torch_facts[v].get("cuda_pins") for v in torch_versions},
         "triton_names": triton,
         "triton_modules": every,
     }
