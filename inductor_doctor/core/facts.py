@@ -423,6 +423,25 @@ class CublasInfo:
 
 
 @dataclass
+class CudaHeaderDir:
+    """A directory of CUDA headers an nvcc compile would search (nvcc-headers-skew)."""
+
+    path: str
+    source: str  # "nvcc's own", "CUDA_HOME", "CPATH", "CPLUS_INCLUDE_PATH", ...
+    runtime: Optional[str] = None  # CUDART_VERSION of its cuda_runtime_api.h, as "12.4"
+    launch_args: Optional[int] = None  # how many arguments its crt/host_runtime.h's __cudaLaunch takes
+
+
+@dataclass
+class CudaHeadersInfo:
+    """nvcc and the CUDA headers its compiles would find first (probe/cuda_headers.py)."""
+
+    nvcc: Optional[str] = None
+    nvcc_version: Optional[str] = None
+    dirs: List[CudaHeaderDir] = field(default_factory=list)  # nvcc's own first, then the others in order
+
+
+@dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
     from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
@@ -463,6 +482,8 @@ class Facts:
     bisect: Optional[BisectState] = fact(None, probe="bisect_state")
     #: None: no cuBLAS wheel and no pin on one (a CPU torch, or one using the system's CUDA).
     cublas: Optional[CublasInfo] = fact(None, probe="cublas")
+    #: None: no nvcc (cuda-toolkit-missing says so).
+    cuda_headers: Optional[CudaHeadersInfo] = fact(None, probe="cuda_headers")
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

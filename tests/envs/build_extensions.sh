@@ -17,6 +17,8 @@
 #   triton-api-old  Triton 3.7.1 (torch 2.13.0 pins ==3.7.1) with bitsandbytes 0.44.1, which imports
 #                triton.ops.matmul_perf_model (gone in Triton 3.2): "No module named 'triton.ops'".
 #   triton-api-new  the same Triton with bitsandbytes 0.45.5, which no longer does.
+#   cuda12-headers  not a venv: the include directory of nvidia-cuda-nvcc-cu12 12.4.131 (CUDA 12.4's
+#                crt/ headers), for nvcc-headers-skew beside this machine's nvcc (CUDA 13.0).
 set -euo pipefail
 ROOT=${INDUCTOR_DOCTOR_TEST_ENVS:-$HOME/.cache/inductor-doctor-tests}
 PY=${PYTHON:-python3}
@@ -38,7 +40,18 @@ build() {
 }
 
 SELECTED=("$@")
-for name in ext-older ext-newer ext-paired triton-api-old triton-api-new; do
+headers() {
+  local dir="$ROOT/$1"
+  [ -f "$dir/.ready" ] && { echo "$1: cached at $dir"; return 0; }
+  rm -rf "$dir" && mkdir -p "$dir"
+  "$PY" -m pip download -q --disable-pip-version-check --no-deps nvidia-cuda-nvcc-cu12==12.4.131 -d "$dir" \
+    2>&1 | grep -v "^WARNING: Location" || true
+  "$PY" -c 'import sys, zipfile, glob; zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0]).extractall(sys.argv[1])' "$dir"
+  rm -f "$dir"/*.whl
+  [ -f "$dir/nvidia/cuda_nvcc/include/crt/host_runtime.h" ] && touch "$dir/.ready"
+}
+
+for name in ext-older ext-newer ext-paired triton-api-old triton-api-new cuda12-headers; do
   if [ ${#SELECTED[@]} -eq 0 ] || printf '%s\n' "${SELECTED[@]}" | grep -qx "$name"; then
     case $name in
       ext-older) build "$name" fbgemm-gpu-cpu==1.3.0 torchao==0.15.0 torchvision==0.29.1 ;;
@@ -46,6 +59,7 @@ for name in ext-older ext-newer ext-paired triton-api-old triton-api-new; do
       ext-paired) build "$name" fbgemm-gpu-cpu==1.8.0 ;;
       triton-api-old) build "$name" triton==3.7.1 bitsandbytes==0.44.1 ;;
       triton-api-new) build "$name" triton==3.7.1 bitsandbytes==0.45.5 ;;
+      cuda12-headers) headers "$name" ;;
     esac
   fi
 done

@@ -83,3 +83,71 @@ def test_rule_on_recorded_facts():
     leftover = BisectState(directory="/x/bisect", exists=True, backend="eager")
     old = only(BISECT, make_facts(torch_version="2.5.1", bisect=leftover))
     assert old.status is Status.NOT_APPLICABLE  # torch.compile reads the state from 2.6 on
+
+
+# --- nvcc-headers-skew: this machine's nvcc (CUDA 13.0) with CUDA 12.4's headers --------------------------
+
+HEADERS = "nvcc-headers-skew"
+KERNEL = "__global__ void k(float* x) { x[threadIdx.x] += 1; }\nvoid launch(float* x) { k<<<1, 1>>>(x); }\n"
+
+
+def cuda12_include() -> str:
+    from conftest import ENVS
+
+    inc = ENVS / "cuda12-headers" / "nvidia" / "cuda_nvcc" / "include"
+    if not (ENVS / "cuda12-headers" / ".ready").exists():
+        pytest.skip("run tests/envs/build_extensions.sh cuda12-headers")
+    return str(inc)
+
+
+@pytest.mark.envs
+def test_nvcc_with_another_releases_crt_headers_fails_for_real_and_the_check_says_so(tmp_path):
+    from conftest import which_or_skip
+
+    nvcc = which_or_skip("nvcc")
+    inc = cuda12_include()
+    src = tmp_path / "k.cu"
+    src.write_text(KERNEL)
+    env = dict(os.environ, NVCC_PREPEND_FLAGS=f"-I {inc}")
+    out = subprocess.run([nvcc, "-c", str(src), "-o", str(tmp_path / "k.o")], env=env, capture_output=True,
+                         text=True, timeout=300)
+    if "__cudaLaunch" not in out.stderr:
+        pytest.skip(f"this nvcc compiles with CUDA 12.4's crt headers (rc={out.returncode}): not a 13.x nvcc")
+    on_cpath = subprocess.run([nvcc, "-c", str(src), "-o", str(tmp_path / "k.o")], capture_output=True,
+                              text=True, timeout=300, env=dict(os.environ, CPATH=inc))
+    assert on_cpath.returncode == 0, on_cpath.stderr
+    assert 'macro "__cudaLaunch" passed 2 arguments, but takes just 1' in out.stderr
+    finding = run_json(["check", "--static", "--only", HEADERS], env={"NVCC_PREPEND_FLAGS": f"-I {inc}"})
+    finding = finding["results"][0]
+    assert (finding["status"], finding["basis"]) == ("affected", "static"), finding
+    assert inc in finding["reason"] and "__cudaLaunch(fun)" in finding["reason"]
+    # The same directory on CPATH comes after nvcc's own -I: it compiles, and the check agrees.
+    clean = run_json(["check", "--static", "--only", HEADERS], env={"CPATH": inc})["results"][0]
+    assert clean["status"] == "ok", clean
+
+
+def test_header_rule_on_recorded_facts():
+    from inductor_doctor.core.facts import CudaHeaderDir, CudaHeadersInfo
+
+    own = CudaHeaderDir(path="/usr/local/cuda-13.0/include", source="nvcc's own", runtime="13.0",
+                        launch_args=2)
+    crt12 = CudaHeaderDir(path="/venv/nvidia/cuda_nvcc/include", source="NVCC_PREPEND_FLAGS", launch_args=1)
+    rt12 = CudaHeaderDir(path="/venv/nvidia/cuda_runtime/include", source="CUDA_HOME", runtime="12.4")
+    info = CudaHeadersInfo(nvcc="/usr/local/cuda-13.0/bin/nvcc", nvcc_version="13.0", dirs=[own, crt12])
+    assert only(HEADERS, make_facts(cuda_headers=info)).status is Status.AFFECTED
+    info = CudaHeadersInfo(nvcc="/usr/local/cuda-13.0/bin/nvcc", nvcc_version="13.0", dirs=[own, rt12])
+    likely = only(HEADERS, make_facts(cuda_headers=info))
+    assert likely.status is Status.LIKELY and "CUDA 12.4's runtime headers" in likely.reason
+    info = CudaHeadersInfo(nvcc="/usr/local/cuda-13.0/bin/nvcc", nvcc_version="13.0", dirs=[own])
+    assert only(HEADERS, make_facts(cuda_headers=info)).status is Status.OK
+    assert only(HEADERS, make_facts()).status is Status.NOT_APPLICABLE
+
+
+def test_the_reader_on_this_machines_cuda_headers():
+    from inductor_doctor.probe import cuda_headers
+
+    own = "/usr/local/cuda-13.0/include"
+    if not os.path.isfile(os.path.join(own, "crt", "host_runtime.h")):
+        pytest.skip("no CUDA 13.0 toolkit at /usr/local/cuda-13.0")
+    found = cuda_headers.read_dir(own, "nvcc's own")
+    assert found is not None and (found.runtime, found.launch_args) == ("13.0", 2)
