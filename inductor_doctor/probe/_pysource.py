@@ -115,3 +115,48 @@ def imports_from(text: str, root: str) -> List[Tuple[str, Optional[str], int]]:
         elif isinstance(node, ast.Import):
             out.extend((a.name, None, node.lineno) for a in node.names if a.name.startswith(root + "."))
     return out
+
+
+def ptx_maps(text: str, cuda: str) -> Optional[bool]:
+    """Whether Triton's `ptx_get_version` (triton/backends/nvidia/compiler.py) maps the CUDA release
+    `cuda` ("13.0") to a PTX ISA (True) or raises "Triton only support CUDA 10.0 or higher" (False),
+    by walking its `if major == N` / `if minor < N` branches with `ast`, never running it; None where
+    there is no such function or it has another shape."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "ptx_get_version"), None)
+    if fn is None:
+        return None
+    try:
+        major, minor = (int(x) for x in cuda.split(".")[:2])
+    except ValueError:
+        return None
+    values = {"major": major, "minor": minor}
+    ops = {ast.Eq: lambda a, b: a == b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+           ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.NotEq: lambda a, b: a != b}
+
+    def test(node: ast.AST) -> Optional[bool]:
+        if (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in values
+                and len(node.ops) == 1 and type(node.ops[0]) in ops
+                and isinstance(node.comparators[0], ast.Constant)):
+            return bool(ops[type(node.ops[0])](values[node.left.id], node.comparators[0].value))
+        return None
+
+    def walk(body: List[ast.stmt]) -> Optional[bool]:
+        for node in body:
+            if isinstance(node, ast.Return):
+                return True
+            if isinstance(node, ast.Raise):
+                return False
+            if isinstance(node, ast.If):
+                taken = test(node.test)
+                if taken is None:
+                    return None
+                found = walk(node.body if taken else node.orelse)
+                if found is not None:
+                    return found
+        return None
+
+    return walk(fn.body)

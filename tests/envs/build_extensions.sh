@@ -17,6 +17,8 @@
 #   triton-api-old  Triton 3.7.1 (torch 2.13.0 pins ==3.7.1) with bitsandbytes 0.44.1, which imports
 #                triton.ops.matmul_perf_model (gone in Triton 3.2): "No module named 'triton.ops'".
 #   triton-api-new  the same Triton with bitsandbytes 0.45.5, which no longer does.
+#   triton-old-cuda13  Triton 3.2.0 (whose ptx_get_version maps CUDA 12 up to 12.6) over this machine's
+#                site-packages, for triton-too-old-for-cuda with TRITON_PTXAS_PATH at CUDA 13.0's ptxas.
 #   cuda12-headers  not a venv: the include directory of nvidia-cuda-nvcc-cu12 12.4.131 (CUDA 12.4's
 #                crt/ headers), for nvcc-headers-skew beside this machine's nvcc (CUDA 13.0).
 set -euo pipefail
@@ -51,7 +53,7 @@ headers() {
   [ -f "$dir/nvidia/cuda_nvcc/include/crt/host_runtime.h" ] && touch "$dir/.ready"
 }
 
-for name in ext-older ext-newer ext-paired triton-api-old triton-api-new cuda12-headers; do
+for name in ext-older ext-newer ext-paired triton-api-old triton-api-new triton-old-cuda13 cuda12-headers; do
   if [ ${#SELECTED[@]} -eq 0 ] || printf '%s\n' "${SELECTED[@]}" | grep -qx "$name"; then
     case $name in
       ext-older) build "$name" fbgemm-gpu-cpu==1.3.0 torchao==0.15.0 torchvision==0.29.1 ;;
@@ -59,6 +61,7 @@ for name in ext-older ext-newer ext-paired triton-api-old triton-api-new cuda12-
       ext-paired) build "$name" fbgemm-gpu-cpu==1.8.0 ;;
       triton-api-old) build "$name" triton==3.7.1 bitsandbytes==0.44.1 ;;
       triton-api-new) build "$name" triton==3.7.1 bitsandbytes==0.45.5 ;;
+      triton-old-cuda13) build "$name" triton==3.2.0 ;;
       cuda12-headers) headers "$name" ;;
     esac
   fi

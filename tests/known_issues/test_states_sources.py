@@ -151,3 +151,47 @@ def test_the_reader_on_this_machines_cuda_headers():
         pytest.skip("no CUDA 13.0 toolkit at /usr/local/cuda-13.0")
     found = cuda_headers.read_dir(own, "nvcc's own")
     assert found is not None and (found.runtime, found.launch_args) == ("13.0", 2)
+
+
+# --- triton-too-old-for-cuda: Triton 3.2.0 pointed at this machine's CUDA 13.0 ptxas ---------------------
+
+OLD = "triton-too-old-for-cuda"
+PTXAS13 = "/usr/local/cuda-13.0/bin/ptxas"
+
+
+@pytest.mark.envs
+def test_triton_3_2_pointed_at_cuda_13s_ptxas_fails_for_real_and_the_check_says_so():
+    from conftest import venv_python
+
+    py = venv_python("triton-old-cuda13")
+    if not os.path.isfile(PTXAS13):
+        pytest.skip(f"no {PTXAS13}")
+    affected = run_json(["check", "--static", "--only", OLD, "--python", py],
+                        env={"TRITON_PTXAS_PATH": PTXAS13})["results"][0]
+    assert (affected["status"], affected["basis"]) == ("affected", "static"), affected
+    assert "got CUDA version: 13.0" in affected["reason"]
+    bundled = run_json(["check", "--static", "--only", OLD, "--python", py])["results"][0]
+    assert bundled["status"] == "not-applicable", bundled
+
+
+def test_ptx_maps_walks_the_release_mapping_and_the_history_agrees():
+    from inductor_doctor.core import source_history as history
+    from inductor_doctor.probe._pysource import ptx_maps
+
+    # The shape of 3.2.0's ptx_get_version: CUDA 12 up to 12.6, and a raise for the rest.
+    before = "\n".join([
+        "def ptx_get_version(cuda_version) -> int:",
+        "    major, minor = map(int, cuda_version.split('.'))",
+        "    if major == 12:",
+        "        if minor < 6:",
+        "            return 80 + minor",
+        "        elif minor == 6:",
+        "            return 85",
+        "    if major == 11:",
+        "        return 70 + minor",
+        "    raise RuntimeError('Triton only support CUDA 10.0 or higher')",
+        ""])
+    assert [ptx_maps(before, c) for c in ("12.4", "12.6", "12.8", "13.0")] == [True, True, False, False]
+    assert history.data()["triton_ptx_cuda"]["3.2.0"][-1] == "12.6"
+    assert "13.0" in history.data()["triton_ptx_cuda"]["3.5.0"]
+    assert "13.0" not in history.data()["triton_ptx_cuda"]["3.4.0"]

@@ -28,10 +28,10 @@ from typing import Any, Callable, Dict, List, Optional, Set
 from packaging.version import Version
 
 from audit import refresh, remote
-from inductor_doctor.probe._pysource import config_names, module_names
+from inductor_doctor.probe._pysource import config_names, module_names, ptx_maps
 
 #: Bump when an extractor changes what it records.
-VERSION = 6
+VERSION = 8
 CONFIG_FILES = {
     "torch._inductor.config": "torch/_inductor/config.py",
     "torch._dynamo.config": "torch/_dynamo/config.py",
@@ -46,6 +46,8 @@ C10 = "torch/lib/libc10.so"
 POOL_CHECK = b" does not yet support checkPoolLiveAllocations"
 ALLOC_CONF = (b"PYTORCH_CUDA_ALLOC_CONF", b"PYTORCH_ALLOC_CONF")
 CUDAGRAPH_TREES = "torch/_inductor/cudagraph_trees.py"
+#: The CUDA releases whose ptxas each Triton release is asked about (ptx_get_version).
+CUDA_RELEASES = ("11.8", "12.0", "12.4", "12.6", "12.8", "12.9", "13.0", "13.1", "13.2")
 #: Knobs whose default some rule needs, read as literals from the config file.
 DEFAULTS = {"torch._inductor.config": ("triton.slow_path_cudagraph_asserts", "triton.cudagraph_trees")}
 #: Triton modules whose names third-party code imports, and the files that define them (a package's
@@ -135,9 +137,12 @@ def torch_release(read: Read, names: List[str], member: Callable[[str], Optional
     return out
 
 
-def triton_release(read: Read, names: List[str]) -> Dict[str, List[str]]:
+def triton_release(read: Read, names: List[str]) -> Dict[str, Any]:
     """The names each followed module defines, and (under "") every module the wheel has."""
-    out: Dict[str, List[str]] = {"": sorted(python_modules(names, "triton"))}
+    out: Dict[str, Any] = {"": sorted(python_modules(names, "triton"))}
+    compiler = read("triton/backends/nvidia/compiler.py") or read("triton/compiler/compiler.py") or ""
+    maps = {c: ptx_maps(compiler, c) for c in CUDA_RELEASES}
+    out["ptx_cuda"] = None if None in maps.values() else [c for c, ok in maps.items() if ok]
     for module, path in TRITON_MODULES.items():
         text = read(path)
         if text is not None:
@@ -206,7 +211,7 @@ def build(offline: bool = False) -> Dict[str, Any]:
                 lambda w=wheel: torch_release(w.text, w.names(), _cached_member(w)))
         except Unreadable as exc:
             raise refresh.RefreshError(f"torch {v}: {exc}; update tools/audit/source_history.py") from None
-    triton_facts: Dict[str, Dict[str, List[str]]] = {}
+    triton_facts: Dict[str, Dict[str, Any]] = {}
     for v in triton_versions:
         wheel = remote.Wheel(refresh.pick_wheel(triton_index, v))
         log(f"triton {v}: sources")
@@ -219,7 +224,7 @@ def build(offline: bool = False) -> Dict[str, Any]:
 
 
 def assemble(torch_versions: List[str], torch_facts: Dict[str, Dict[str, Any]], triton_versions: List[str],
-             triton_facts: Dict[str, Dict[str, List[str]]]) -> Dict[str, Any]:
+             triton_facts: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
     config: Dict[str, Any] = {}
     for module in CONFIG_FILES:
         per = {v: set(torch_facts[v]["config"].get(module, [])) for v in torch_versions}
@@ -241,7 +246,7 @@ def assemble(torch_versions: List[str], torch_facts: Dict[str, Dict[str, Any]], 
                     "torch._inductor.config.triton.slow_path_cudagraph_asserts")} for v in torch_versions}
     message = {v: torch_facts[v]["message_file"] for v in torch_versions}
     triton: Dict[str, Any] = {}
-    modules = {m for f in triton_facts.values() for m in f if m}
+    modules = {m for f in triton_facts.values() for m in f if m and m != "ptx_cuda"}
     every = history({v: set(triton_facts[v][""]) for v in triton_versions}, triton_versions)
     for module in sorted(modules):
         per = {v: set(triton_facts[v].get(module, [])) for v in triton_versions}
@@ -263,4 +268,5 @@ def assemble(torch_versions: List[str], torch_facts: Dict[str, Dict[str, Any]], 
         "torch_cublas_pins": {v: torch_facts[v].get("cuda_pins") for v in torch_versions},
         "triton_names": triton,
         "triton_modules": every,
+        "triton_ptx_cuda": {v: triton_facts[v].get("ptx_cuda") for v in triton_versions},
     }
