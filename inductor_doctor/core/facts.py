@@ -442,6 +442,17 @@ class CudaHeadersInfo:
 
 
 @dataclass
+class PjrtPluginInfo:
+    """The TPU PJRT plugin beside torch_xla, and the one torch_xla pins (probe/pjrt.py):
+    xla-pjrt-plugin-skew."""
+
+    distribution: Optional[str] = None  # "libtpu", "libtpu-nightly"
+    version: Optional[str] = None
+    pinned: Optional[str] = None  # torch_xla's Requires-Dist on it (its `tpu` extra), e.g. "==0.0.21"
+    library_path: Optional[str] = None  # TPU_LIBRARY_PATH, when it names another libtpu.so
+
+
+@dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
     from its section) declares the probe step that produces it (`probe.plan()`, or a probe module's
@@ -484,6 +495,8 @@ class Facts:
     cublas: Optional[CublasInfo] = fact(None, probe="cublas")
     #: None: no nvcc (cuda-toolkit-missing says so).
     cuda_headers: Optional[CudaHeadersInfo] = fact(None, probe="cuda_headers")
+    #: None: no torch_xla.
+    pjrt: Optional[PjrtPluginInfo] = fact(None, probe="pjrt")
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

@@ -227,3 +227,38 @@ def test_the_probe_reads_the_pin_from_torchs_requirements():
     assert info is not None
     assert (info.wheel, info.installed, info.pinned) == ("nvidia-cublas-cu12", "12.9.1.4", "==12.8.4.1")
     assert cublas.read({"torch_requires": ["filelock"]}, {}) is None
+
+
+# --- xla-pjrt-plugin-skew ---------------------------------------------------------------------------------
+
+PJRT = "xla-pjrt-plugin-skew"
+
+
+def xla_facts(dist="libtpu", version="0.0.23", pinned="==0.0.21", library_path=None):
+    from inductor_doctor.core.facts import PjrtPluginInfo, XlaInfo
+
+    return make_facts(xla=XlaInfo(version="2.8.0", path="/venv/site-packages/torch_xla"),
+                      pjrt=PjrtPluginInfo(distribution=dist, version=version, pinned=pinned,
+                                          library_path=library_path))
+
+
+def test_a_libtpu_outside_torch_xlas_pin_is_likely_and_the_pinned_one_ok():
+    out = only(PJRT, xla_facts())
+    assert out.status is Status.LIKELY and "pins libtpu==0.0.21" in out.reason, out.reason
+    assert only(PJRT, xla_facts(version="0.0.21")).status is Status.OK
+    assert only(PJRT, xla_facts(dist=None, version=None)).status is Status.NOT_APPLICABLE
+    assert "TPU_LIBRARY_PATH=/opt/libtpu.so" in only(PJRT, xla_facts(library_path="/opt/libtpu.so")).reason
+    assert only(PJRT, make_facts()).status is Status.NOT_APPLICABLE  # no torch_xla
+
+
+def test_the_pin_is_read_from_torch_xlas_metadata(tmp_path):
+    from inductor_doctor.core.facts import XlaInfo
+    from inductor_doctor.probe import pjrt
+
+    info = tmp_path / "torch_xla-2.8.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Name: torch_xla\nRequires-Dist: absl-py\n"
+                                   "Requires-Dist: libtpu==0.0.21; extra == \"tpu\"\n\n")
+    found = pjrt.read(XlaInfo(version="2.8.0", path=str(tmp_path / "torch_xla")), {"libtpu": "0.0.23"}, {})
+    assert found is not None and (found.distribution, found.version, found.pinned) == ("libtpu", "0.0.23",
+                                                                                        "==0.0.21")
