@@ -20,11 +20,14 @@ from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence
 import click
 
 from inductor_doctor.core.codes import ExitCode, FailOn, UsageError
+from inductor_doctor.core.document import Document, Policy
 from inductor_doctor.core.version import __version__
 
 ENV_PREFIX = "INDUCTOR_DOCTOR_"
 FORMATS = ("text", "json", "markdown")
 FAIL_ON = tuple(f.value for f in FailOn)
+#: The one line a failing document whose report went to `--output` writes to stderr (`render.RENDERERS`).
+FAILED_LINE = "failed-line"
 ENV_EPILOG = (
     "Every option also reads INDUCTOR_DOCTOR_<OPTION> from the environment, e.g. "
     "INDUCTOR_DOCTOR_FORMAT=json, INDUCTOR_DOCTOR_FAIL_ON=likely."
@@ -261,7 +264,7 @@ def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep
     request = CheckRequest(python=python, static=static, deep=deep, timeout_s=timeout, jobs=jobs,
                            only=split_ids(only), skip=split_ids(skip), use_cache=not no_cache,
                            suppress=split_ids(suppress), config=config, artifacts=list(artifacts))
-    policy = (FailOn(fail_on), fail_on_warnings)
+    policy: Policy = (FailOn(fail_on), fail_on_warnings)
     if distributed:
         from inductor_doctor.commands.distributed import run_rank
 
@@ -269,7 +272,7 @@ def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep
         if outcome.document is None:  # ranks other than 0 hand their report over and say nothing
             return outcome.exit_code
         return deliver(outcome.document, fmt, output, redact, policy)
-    from inductor_doctor.commands.check import run_check
+    from inductor_doctor.commands.check import check as run_check
     from inductor_doctor.render.progress import progress_display
 
     with progress_display(enabled=not quiet) as progress:
@@ -290,7 +293,7 @@ def report(log: Optional[str], static: bool, fmt: str, python: Optional[str], ou
            no_redact: bool, quiet: bool) -> int:
     """What a bug report needs, in one collapsible Markdown block: torch's collect_env (every field),
     the compile-stack facts, the known-issue verdicts, and with --log the failing log's triage."""
-    from inductor_doctor.commands.report import build_report
+    from inductor_doctor.commands.report import report as build_report
     from inductor_doctor.render.progress import progress_display
 
     with progress_display(enabled=not quiet) as progress:
@@ -560,47 +563,21 @@ def hook(install_pth: bool, remove_pth: bool, python: Optional[str], fmt: str) -
 # --- documents out ---------------------------------------------------------------------------------
 
 
-def deliver(document: Any, fmt: str, output: Optional[Path], redact: Optional[bool] = None,
-            policy: Optional[tuple] = None, **view: Any) -> int:
-    """Render `document` in `fmt`, write it to `output` or stdout, and return its exit code."""
+def deliver(document: Document, fmt: str, output: Optional[Path], redact: Optional[bool] = None,
+            policy: Policy = None, **view: Any) -> int:
+    """Render `document` in `fmt`, write it to `output` or stdout, and return its exit code
+    (`Document.exit_code`): the same for every command."""
     from inductor_doctor.core.files import emit
-    from inductor_doctor.render import render
+    from inductor_doctor.render import render, renders
 
     do_redact = (fmt == "markdown") if redact is None else redact
     emit(render(document, fmt, redact=do_redact, **view), output)
-    code = exit_code(document, policy)
-    if output is not None and code == ExitCode.FINDINGS and document.command in ("check", "plan"):
+    code = document.exit_code(policy)
+    if output is not None and code == ExitCode.FINDINGS and renders(document, FAILED_LINE):
         # The report is in a file: the step that fails still says why, on one line (a build log).
-        from inductor_doctor.render import failed_line
-
-        sys.stderr.write(failed_line.render(document.to_dict(), str(output)) + "\n")
+        sys.stderr.write(render(document, FAILED_LINE, output=str(output)) + "\n")
         sys.stderr.flush()
     return code
-
-
-def exit_code(document: Any, policy: Optional[tuple] = None) -> int:
-    """The contract's exit codes: 1 for a finding at or above --fail-on, a plan that predicts an
-    issue, or a log that matches none; an interrupted check keeps its signal's code."""
-    meta = getattr(document, "meta", None) or {}
-    if meta.get("interrupted"):
-        return int(meta.get("exit_code", ExitCode.INTERRUPTED))
-    command = document.command
-    if command == "plan":
-        return int(ExitCode.FINDINGS if meta.get("predicted") else ExitCode.OK)
-    if command == "suggest":
-        return int(ExitCode.OK if document.ok else ExitCode.FINDINGS)
-    if command == "triage":  # 0: the log is diagnosed (a sure match, or with --match possible any match)
-        return int(ExitCode.OK if document.diagnosed else ExitCode.FINDINGS)
-    if command == "why":
-        if document.conclusion["kind"] == "baseline-passed":
-            return int(ExitCode.USAGE)
-        return int(ExitCode.OK if document.decided else ExitCode.FINDINGS)
-    if command in ("check", "merge") and policy is not None:
-        from inductor_doctor.core.model import exit_code_for  # the vocabulary; list and explain need none
-
-        fail_on, warnings = policy
-        return int(exit_code_for(document.findings, fail_on, warnings))
-    return int(ExitCode.OK)
 
 
 # --- the entry point -------------------------------------------------------------------------------

@@ -1,16 +1,16 @@
-"""`check --artifact` and `plan --artifact`: one row per artifact, decided like every other row.
+"""`check --artifact` and `plan --artifact`: what one artifact's row is decided by.
 
-Each artifact is read (artifact/: what it was built for) and put to the five artifact issues in
-order (`CLASSES`): the first that says `affected` decides, else the first `likely`; otherwise it is
-`ok`, with the facts that matched. The canary (target/canaries/artifact_load.py) then loads it for
-real in a subprocess, on the device it targets, and check/verdict.py weighs the two as for any
-issue. The row's id is `artifact.<file name>`; `issue` names the known issue behind its verdict.
+Each artifact is read (artifact/: what it was built for) and put to the artifact issues, each a
+`judge_artifact` hook of its known issue, in their `load_order`: the first that says `affected` decides,
+else the first `likely`; otherwise it is `ok`, with the facts that matched. In `check` the row is a
+cell of the engine (`check/engine.py`'s `ArtifactCell`): planned, run, replayed and kept like every
+cell, where the canary (target/canaries/artifact_load.py) loads the artifact for real in a
+subprocess on the device it targets, and check/verdict.py weighs the two as for any issue. The
+row's id is `artifact.<file name>`; `issue` names the known issue behind its verdict.
 
-The canary's outcome is kept like every canary's (check/cache.py's CanaryStore): under the store's
-key of the job (the interpreter, torch's files, the probe's facts, the canary and the artifact's
-path) joined with what identifies the artifact itself without reading it whole (`artifact_key`), and
-only when the canary ran to the end. Touch the artifact, rebuild it, or change torch, and the next
-check loads it again; `--no-cache` always does.
+The canary's outcome is kept under the store's key of the job joined with what identifies the
+artifact itself without reading it whole (`artifact_key`): touch the artifact, rebuild it, or change
+torch, and the next check loads it again; `--no-cache` always does.
 """
 
 from __future__ import annotations
@@ -21,17 +21,16 @@ import os
 import re
 import signal
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.check.classify import canary_outcome
-from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, run_all
-from inductor_doctor.check.verdict import CanaryOutcome, decide
+from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun
+from inductor_doctor.check.verdict import CanaryOutcome, Decision
 from inductor_doctor.core.codes import own_bug
 from inductor_doctor.core.model import (
     Basis,
     Finding,
     KnownIssue,
-    Progress,
     RuleOutcome,
     Severity,
     Signature,
@@ -40,14 +39,6 @@ from inductor_doctor.core.model import (
 )
 from inductor_doctor.target import canary_path
 
-#: The artifact issues, in the order a load meets them.
-CLASSES = (
-    "artifact-torch-mismatch",
-    "artifact-glibcxx-too-old",
-    "artifact-cpu-isa-missing",
-    "artifact-gpu-arch-missing",
-    "artifact-cache-foreign",
-)
 CANARY = "artifact_load.py"
 CANARY_TIMEOUT_S = 300.0
 #: What of a file artifact is hashed for its key: its first and last bytes (a zip's central
@@ -71,18 +62,11 @@ class Judged:
     planned: bool = False
 
 
-def _classes() -> List[Tuple[KnownIssue, Callable[..., Optional[RuleOutcome]]]]:
-    import importlib
-
+def _classes() -> List[KnownIssue]:
+    """The artifact issues (those with a `judge_artifact` hook), in the order a load meets them."""
     from inductor_doctor.kb import registry
 
-    out = []
-    for issue_id in CLASSES:
-        issue = registry().find(issue_id)
-        module = importlib.import_module("inductor_doctor.kb." + issue_id.replace("-", "_"))
-        if issue is not None:
-            out.append((issue, module.judge))
-    return out
+    return sorted((i for i in registry() if i.judge_artifact is not None), key=lambda i: i.load_order)
 
 
 def read(paths: Sequence[str]) -> List[Any]:
@@ -102,9 +86,10 @@ def read(paths: Sequence[str]) -> List[Any]:
 
 def judge(art: Any, host: Any, gpus: Sequence[str] = ()) -> Judged:
     outcomes: List[Tuple[KnownIssue, RuleOutcome]] = []
-    for issue, fn in _classes():
+    for issue in _classes():
+        assert issue.judge_artifact is not None
         try:
-            o = fn(art, host)
+            o = issue.judge_artifact(art, host)
         except Exception as exc:  # noqa: BLE001 - a reader's surprise is a finding, never a traceback
             if own_bug(exc):
                 raise
@@ -241,7 +226,7 @@ def artifact_key(art: Any) -> Optional[str]:
     return h.hexdigest()
 
 
-def _stored_key(store: Any, job: CanaryJob, art: Any) -> Optional[str]:
+def stored_key(store: Any, job: CanaryJob, art: Any) -> Optional[str]:
     """The store's key of the job joined with the artifact's own: None keeps and reuses nothing."""
     base = store.key(job, HARNESS)
     own = artifact_key(art) if base is not None else None
@@ -250,105 +235,43 @@ def _stored_key(store: Any, job: CanaryJob, art: Any) -> Optional[str]:
     return hashlib.sha256(f"artifact\0{base}\0{own}".encode()).hexdigest()[:40]
 
 
-def _replayed(job: CanaryJob, stored: Dict[str, Any]) -> CanaryRun:
-    return CanaryRun(job=job, returncode=stored.get("returncode"), timed_out=False, interrupted=False,
-                     duration_s=float(stored.get("duration_s") or 0.0),
-                     stdout=str(stored.get("stdout") or ""), stderr=str(stored.get("stderr") or ""),
-                     result=stored.get("result"), cached=True)
+def load_job(rid: str, j: Judged, python: str, timeout_s: Optional[float], env: Dict[str, str]) -> CanaryJob:
+    """The load canary of one artifact, on the device it targets."""
+    return CanaryJob(
+        key=f"{rid}@{j.device}",
+        script=canary_path(CANARY),
+        device=j.device,
+        python=python,
+        timeout_s=timeout_s or CANARY_TIMEOUT_S,
+        needs=("torch",),
+        env={**env, "INDUCTOR_DOCTOR_ARTIFACT_PATH": j.artifact.path,
+             "INDUCTOR_DOCTOR_ARTIFACT_KIND": j.artifact.kind},
+    )
 
 
-def check_artifacts(
-    paths: Sequence[str],
-    facts: Any,
-    python: str,
-    static: bool = False,
-    timeout_s: Optional[float] = None,
-    jobs: int = 1,
-    env: Optional[Dict[str, str]] = None,
-    progress: Optional[Progress] = None,
-    use_cache: bool = True,
-) -> List[Finding]:
-    """One finding per artifact against this host: the static comparison, then the load canary (its
-    outcome reused while nothing it depends on has changed; `use_cache=False` re-runs it, and keeps
-    the fresh outcome)."""
-    from inductor_doctor.artifact.host import host_view
-    from inductor_doctor.check.cache import CanaryStore
-
-    progress = progress or Progress()
-    arts = read(paths)
-    host = host_view(facts)
-    judged = [judge(a, host) for a in arts]
-    ids = row_ids(arts)
-    present = {"cpu", *host.gpus}
-    cells: Dict[str, Tuple[Judged, Optional[CanaryJob]]] = {}
-    for rid, j in zip(ids, judged):
-        job = None
-        if not static and j.device in present:
-            job = CanaryJob(
-                key=f"{rid}@{j.device}",
-                script=canary_path(CANARY),
-                device=j.device,
-                python=python,
-                timeout_s=timeout_s or CANARY_TIMEOUT_S,
-                needs=("torch",),
-                env={
-                    **(env or {}),
-                    "INDUCTOR_DOCTOR_ARTIFACT_PATH": j.artifact.path,
-                    "INDUCTOR_DOCTOR_ARTIFACT_KIND": j.artifact.kind,
-                },
-            )
-        cells[rid] = (j, job)
-    runs: Dict[str, CanaryRun] = {}
-    store = CanaryStore(not static, facts, reuse=use_cache)
-    keys: Dict[str, Optional[str]] = {}
-    todo = []
-    for rid, (j, job) in cells.items():
-        if job is None:
-            continue
-        keys[job.key] = _stored_key(store, job, j.artifact)
-        stored = store.load(keys[job.key])
-        if stored is not None:
-            runs[rid] = _replayed(job, stored)
-        else:
-            todo.append(job)
-    if todo:
-        progress.planned(len(todo))
-
-        def done(r: CanaryRun) -> None:
-            runs[r.job.key.split("@")[0]] = r
-            store.save(keys.get(r.job.key), r)
-            progress.finished(r.job.key, "done")
-
-        run_all(todo, jobs, done, lambda job: progress.started(job.key))
-    signatures = _signatures()
-    out = []
-    for rid, (j, _job) in cells.items():
-        r = runs.get(rid)
-        outcome = canary_outcome(signatures, r) if r is not None else None
-        if r is not None and r.signal == signal.SIGILL:  # the shell's "Illegal instruction" is never printed
-            outcome = CanaryOutcome(
-                Status.AFFECTED,
-                "canary reproduced it: the process died with SIGILL "
-                "(Illegal instruction) loading or running the artifact",
-            )
-        not_run = "--static skips canaries" if static else f"no {j.device} device here"
-        verdict = decide(j.decided, j.device in present, outcome, not_run, j.artifact.device or "cpu")
-        if outcome is not None and outcome.status is Status.AFFECTED and j.issue is None:
-            j = replace(j, issue=_which(outcome.reason))
-        reason = verdict.reason.strip().splitlines()[0] if verdict.reason.strip() else verdict.status.value
-        reused = (REUSED,) if r is not None and r.cached else ()
-        out.append(
-            _finding(
-                rid,
-                j,
-                verdict.status,
-                verdict.basis,
-                reason,
-                _evidence(j, host, reason) + tuple(verdict.evidence) + reused,
-                r.duration_s if r else 0.0,
-            )
+def load_outcome(run: CanaryRun) -> CanaryOutcome:
+    """What the load canary says, judged by every artifact issue's signatures; a death by SIGILL is
+    the CPU ISA's, though the shell's "Illegal instruction" is never printed."""
+    if run.signal == signal.SIGILL:
+        return CanaryOutcome(
+            Status.AFFECTED,
+            "canary reproduced it: the process died with SIGILL "
+            "(Illegal instruction) loading or running the artifact",
         )
-    return out
+    return canary_outcome(_signatures(), run)
+
+
+def row_finding(rid: str, j: Judged, host: Any, verdict: Decision, run: Optional[CanaryRun]) -> Finding:
+    """The artifact's row: the verdict, the known issue behind it (named by the canary's error where
+    no static judgement did), and what the artifact was built for."""
+    outcome = load_outcome(run) if run is not None else None
+    if outcome is not None and outcome.status is Status.AFFECTED and j.issue is None:
+        j = replace(j, issue=_which(outcome.reason))
+    reason = verdict.reason.strip().splitlines()[0] if verdict.reason.strip() else verdict.status.value
+    reused = (REUSED,) if run is not None and run.cached else ()
+    return _finding(rid, j, verdict.status, verdict.basis, reason,
+                    _evidence(j, host, reason) + tuple(verdict.evidence) + reused,
+                    run.duration_s if run else 0.0)
 
 
 #: What a canary's failure says in its own words, where the kb signatures want a log's context
@@ -370,17 +293,17 @@ def _canary_sigs() -> Tuple[Signature, ...]:
 
 def _signatures() -> KnownIssue:
     """One issue holding every artifact class's exact signatures: what a canary's failure is judged by."""
-    sigs = tuple(s for issue, _ in _classes() for s in issue.signatures if s.strength == "exact")
+    sigs = tuple(s for issue in _classes() for s in issue.signatures if s.strength == "exact")
     sigs += _canary_sigs()
-    first = _classes()[0][0]
+    first = _classes()[0]
     return replace(first, id="artifact-load", signatures=tuple(replace(s, log_context=()) for s in sigs))
 
 
 def _which(reason: str) -> Optional[KnownIssue]:
     for sig in _canary_sigs():
         if sig.search(reason):
-            return next((i for i, _ in _classes() if i.id == sig.note), None)
-    for issue, _ in _classes():
+            return next((i for i in _classes() if i.id == sig.note), None)
+    for issue in _classes():
         if any(s.strength == "exact" and replace(s, log_context=()).search(reason) for s in issue.signatures):
             return issue
     return None

@@ -1,16 +1,29 @@
-"""Turns facts, static rules and canary runs into findings: one per issue and device.
+"""Turns facts, static rules and canary runs into findings: one per issue and device, and one per
+`--artifact`.
 
 Three steps, each its own function: plan (every issue's rule on the facts, and the canary jobs
-that can run here), run (the jobs not answered by the canary cache, in parallel, slowest first),
-and decide (check/verdict.py: the one table of what a rule and a canary together are worth).
+that can run here: one `Cell` per issue and device, one `ArtifactCell` per artifact), run (the jobs
+not answered by the canary cache, in parallel, slowest first: one pool, one replay, one cache for
+every cell), and decide (check/verdict.py: the one table of what a rule and a canary together are
+worth).
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from inductor_doctor.artifact.host import host_view
+from inductor_doctor.check.artifacts import (
+    Judged,
+    judge,
+    load_job,
+    load_outcome,
+    row_finding,
+    row_ids,
+    stored_key,
+)
 from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
@@ -26,7 +39,6 @@ from inductor_doctor.core.model import (
     Status,
     Workaround,
 )
-from inductor_doctor.kb._artifacts import artifact_only
 from inductor_doctor.target import canary_path
 
 
@@ -39,8 +51,14 @@ class CheckOptions:
     jobs: int = 1
     store: Optional[CanaryStore] = None  # the canary cache; None keeps and reuses nothing
     canary_env: Dict[str, str] = field(default_factory=dict)  # given to every canary (machine facts)
-    #: GPUs ("cuda:0") nearly full (nearly_full_gpus): their canaries run one at a time.
-    crowded: Tuple[str, ...] = ()
+    #: The environment every canary starts from (a request's, with a workaround applied); None: this
+    #: process's.
+    base_env: Optional[Mapping[str, str]] = None
+    #: GPUs ("cuda:0") nearly full: their canaries run one at a time. None: the engine finds them in
+    #: the facts (`nearly_full_gpus`), and says so in `CheckResult.notices`.
+    crowded: Optional[Tuple[str, ...]] = ()
+    #: Compiled artifacts (`artifact.read_artifact`'s facts) to check against this host: one row each.
+    artifacts: Sequence[Any] = ()
 
 
 @dataclass
@@ -53,6 +71,7 @@ class CheckResult:
     jobs: int = 1  # how many canaries ran at once
     cache_note: Optional[str] = None  # why canary outcomes could not be kept, if so
     facts: Optional[Facts] = None  # the snapshot the verdicts were decided on
+    notices: List[str] = field(default_factory=list)  # what must be said first (a GPU nearly full)
 
 
 def devices_for(issue: KnownIssue, facts: Facts) -> List[str]:
@@ -141,11 +160,75 @@ class Cell:
     def key(self) -> Tuple[str, str]:
         return self.issue.id, self.device
 
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        """Its canary's key in the canary cache: everything the outcome depends on."""
+        assert self.job is not None
+        return store.key(self.job, HARNESS)
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        outcome: Optional[CanaryOutcome] = None
+        if canary_run is not None and self.job is not None:
+            outcome = canary_outcome(self.issue, canary_run)
+        elif self.job is not None and interrupted:
+            outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+        kinds = "/".join(k.value for k in self.issue.devices)
+        return decide(self.rule, self.present, outcome, self.not_run, kinds)
+
+
+@dataclass
+class ArtifactCell:
+    """One `--artifact` on the device it targets: the artifact issues' judgement (the row's rule) and,
+    where that device is here, the canary that loads it (check/artifacts.py says what decides it)."""
+
+    rid: str  # the row's id: `artifact.<file name>`
+    judged: Judged
+    host: Any  # the host the artifact is judged against (`artifact.host.HostView`)
+    present: bool
+    job: Optional[CanaryJob] = None
+    not_run: str = ""
+
+    @property
+    def key(self) -> Tuple[str, str]:
+        return self.rid, self.judged.device
+
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        """The job's key joined with the artifact's own (its size, time and contents read)."""
+        assert self.job is not None
+        return stored_key(store, self.job, self.judged.artifact)
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        outcome: Optional[CanaryOutcome] = None
+        if canary_run is not None and self.job is not None:
+            outcome = load_outcome(canary_run)
+        elif self.job is not None and interrupted:
+            outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+        return decide(self.judged.decided, self.present, outcome, self.not_run,
+                      self.judged.artifact.device or "cpu")
+
+    def finding(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Finding:
+        verdict = self.decision(canary_run, interrupted)
+        return row_finding(self.rid, self.judged, self.host, verdict, canary_run)
+
+
+def artifact_cells(facts: Facts, options: CheckOptions) -> List[ArtifactCell]:
+    """One cell per artifact, judged against this host's facts; a canary where its device is here."""
+    host = host_view(facts)
+    present = {"cpu", *host.gpus}
+    cells = []
+    for rid, art in zip(row_ids(options.artifacts), options.artifacts):
+        j = judge(art, host)
+        here = j.device in present
+        job = None if options.static or not here else load_job(rid, j, options.python, options.timeout_s,
+                                                                  options.canary_env)
+        not_run = "--static skips canaries" if options.static else f"no {j.device} device here"
+        cells.append(ArtifactCell(rid, j, host, here, job, not_run))
+    return cells
+
 
 def plan(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> List[Cell]:
     cells: List[Cell] = []
     for issue in issues:
-        if artifact_only(issue):  # its rows are `--artifact`'s, one per artifact (check/artifacts.py)
+        if issue.judge_artifact is not None:  # its rows are `--artifact`'s, one per artifact (`ArtifactCell`)
             continue
         outcomes = _run_rule(issue, facts)
         devices = devices_for(issue, facts)
@@ -187,7 +270,7 @@ def _attach_canary(cell: Cell, options: CheckOptions) -> None:
             needs=canary.needs,
             env={**options.canary_env, **canary.env},
             affected_signals=tuple(canary.affected_exit_signals),
-            one_at_a_time=_crowded_device(cell.device, options.crowded),
+            one_at_a_time=_crowded_device(cell.device, options.crowded or ()),
         )
 
 
@@ -234,9 +317,10 @@ def _replayed(job: CanaryJob, stored: Dict[str, object]) -> CanaryRun:
 
 
 Runs = Dict[Tuple[str, str], CanaryRun]
+AnyCell = Union[Cell, ArtifactCell]
 
 
-def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
+def run(cells: Sequence[AnyCell], options: CheckOptions, progress: Progress,
         groups: Optional[ProcessGroups] = None) -> Tuple[Runs, Optional[BaseException]]:
     """Every cell's canary run, from the cache or run now; and the interrupt that cut it short."""
     store = options.store
@@ -246,7 +330,7 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
     keys: Dict[str, Optional[str]] = {}
     for key, cell in by_key.items():
         assert cell.job is not None
-        keys[key] = store.key(cell.job, HARNESS) if store is not None else None
+        keys[key] = cell.store_key(store) if store is not None else None
         stored = store.load(keys[key]) if store is not None else None
         if stored is not None:
             runs[cell.key] = _replayed(cell.job, stored)
@@ -260,28 +344,18 @@ def run(cells: Sequence[Cell], options: CheckOptions, progress: Progress,
         runs[cell.key] = r
         if store is not None:
             store.save(keys[r.job.key], r)
-        progress.finished(r.job.key, decide_cell(cell, r).status.value)
+        progress.finished(r.job.key, cell.decision(r).status.value)
 
     interrupted: Optional[BaseException] = None
     if todo:
         try:
-            run_all(todo, options.jobs, done, lambda job: progress.started(job.key), groups)
+            run_all(todo, options.jobs, done, lambda job: progress.started(job.key), groups, options.base_env)
         except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM turned into one: keep what finished
             interrupted = exc
     return runs, interrupted
 
 
 # --- 3. decide --------------------------------------------------------------------------------------
-
-
-def decide_cell(cell: Cell, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
-    outcome: Optional[CanaryOutcome] = None
-    if canary_run is not None and cell.job is not None:
-        outcome = canary_outcome(cell.issue, canary_run)
-    elif cell.job is not None and interrupted:
-        outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
-    kinds = "/".join(k.value for k in cell.issue.devices)
-    return decide(cell.rule, cell.present, outcome, cell.not_run, kinds)
 
 
 def run_checks(
@@ -295,9 +369,13 @@ def run_checks(
     """Every issue on every device, in two explicit stages. The canaries start on the static
     snapshot; `finish_facts` (the live probe and the ABI compile, which run beside them) returns the
     whole facts as a new snapshot, and the verdicts are decided on that one: the rules run on it,
-    and a canary it allows that the static one did not runs then."""
+    and a canary it allows that the static one did not runs then. The artifacts' rows come last,
+    judged on the whole facts, their load canaries in the same pool and cache."""
     start = time.monotonic()
     progress = progress or Progress()
+    find_crowded = options.crowded is None
+    if find_crowded:
+        options = replace(options, crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
     cells = plan(facts, issues, options)
     runs, interrupted = run(cells, options, progress, groups)
     if finish_facts is not None and interrupted is None:
@@ -307,18 +385,25 @@ def run_checks(
         if late:  # a canary the whole facts allow that the first ones did not
             more, interrupted = run(late, options, progress, groups)
             runs.update(more)
+    rows: List[ArtifactCell] = []
+    if options.artifacts and interrupted is None:
+        progress.phase("loading artifacts")
+        rows = artifact_cells(facts, options)
+        more, interrupted = run(rows, options, progress, groups)
+        runs.update(more)
     installed = {name: [info.version] for name, info in (("torch", facts.torch), ("triton", facts.triton),
                                                           ("torch-xla", facts.xla)) if info and info.version}
     findings = []
     advised: Dict[str, Tuple[Workaround, ...]] = {}
     for cell in cells:
         r = runs.get(cell.key)
-        verdict = decide_cell(cell, r, interrupted is not None)
+        verdict = cell.decision(r, interrupted is not None)
         if cell.issue.id not in advised:
             advised[cell.issue.id] = advice(cell.issue, facts)
         found = _finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0, advised[cell.issue.id])
         findings.append(_applicable(found, installed))
     findings = _explained_by_others(findings, issues, runs)
+    findings += [row.finding(runs.get(row.key), interrupted is not None) for row in rows]
     ran = [r for r in runs.values() if not r.cached]
     return CheckResult(
         findings=findings,
@@ -329,6 +414,7 @@ def run_checks(
         jobs=options.jobs,
         cache_note=options.store.note if options.store is not None else None,
         facts=facts,
+        notices=[said for _, said in nearly_full_gpus(facts)] if find_crowded else [],
     )
 
 

@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from inductor_doctor.core.envvars import bypass_table
+from inductor_doctor.check.canary_env import MARKER_ENV, STAGE_FILE, canary_env
 from inductor_doctor.target import marker, script
 
 HARNESS = script("harness.py")
 MARKER = marker("harness.py")
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 64 * 1024
+#: Less free space than this in the scratch directory after a canary that reported nothing: say so.
+FULL_DISK_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -149,68 +151,6 @@ def kill_group(pgid: int) -> None:
         pass
 
 
-#: Every canary process carries this variable (its scratch directory), so that a process that left
-#: the canary's process group (setsid, a daemon) can still be found and killed when the run ends.
-MARKER_ENV = "INDUCTOR_DOCTOR_CANARY"
-#: Less free space than this in the scratch directory after a canary that reported nothing: say so.
-FULL_DISK_BYTES = 256 * 1024
-
-
-#: Set by the check (commands/check.py) where a CPU canary may compile its C++ kernels on threads.
-CPU_THREADS_ENV = "INDUCTOR_DOCTOR_CPU_COMPILE_THREADS"
-
-
-def compile_threads(base: Mapping[str, str], extra: Mapping[str, str], device: str) -> Tuple[str, bool]:
-    """Inductor's compile threads in a canary, and whether Triton's pool of compile workers must stay
-    cold. INDUCTOR_DOCTOR_COMPILE_THREADS decides where it is set. Otherwise one, since canaries run
-    side by side and a pool of compile workers costs a torch import each, except on the CPU where
-    the check allows more: there Inductor compiles C++ kernels on plain threads (block-mask-cpu's
-    three kernels side by side), and TORCH_WARM_POOL=0 keeps the Triton pool, which a CPU compile
-    never uses, from starting."""
-    value = base.get("INDUCTOR_DOCTOR_COMPILE_THREADS", "").strip()
-    if value.isdigit() and int(value) >= 1:
-        return value, False
-    cpu = extra.get(CPU_THREADS_ENV, "")
-    if device == "cpu" and cpu.isdigit() and int(cpu) > 1:
-        return cpu, True
-    return "1", False
-
-
-def canary_env(base: Mapping[str, str], scratch: Path, extra: Mapping[str, str],
-               device: str = "") -> Dict[str, str]:
-    """What a canary inherits from the user, decided here and in the harness, nowhere else.
-
-    Kept: everything that shapes the stack under test: the compiler and its flags (CC, CXX,
-    CFLAGS...), the search paths (PATH, LD_LIBRARY_PATH, PYTHONPATH, CPATH...), device visibility
-    (CUDA_VISIBLE_DEVICES, PJRT_DEVICE...), and every other TORCHINDUCTOR_*/TRITON_* setting.
-    Replaced: Inductor's and Triton's cache directories and TMPDIR by fresh ones in the canary's
-    scratch directory (a cache hit would compile nothing; where the user's caches live is a static
-    check, cache-dir-*), the compile threads above, unbuffered output.
-    Set aside: what would make the test hollow (envvars.BYPASSES: compile off, errors swallowed into
-    an eager fallback, another backend). The table goes to the harness ($INDUCTOR_DOCTOR_BYPASS),
-    which removes those variables and undoes those config values in the canary's own process, where
-    a sitecustomize may have set them too, and reports what it set aside.
-    """
-    env = dict(base)
-    threads, cold_pool = compile_threads(base, extra, device)
-    env.update(
-        TORCHINDUCTOR_CACHE_DIR=str(scratch / "inductor"),
-        TRITON_CACHE_DIR=str(scratch / "triton"),
-        TORCHINDUCTOR_COMPILE_THREADS=threads,
-        PYTHONUNBUFFERED="1",
-        PYTHONDONTWRITEBYTECODE="1",
-        TMPDIR=str(scratch / "tmp"),
-    )
-    if cold_pool:
-        env["TORCH_WARM_POOL"] = "0"
-    env.update(extra)
-    env[MARKER_ENV] = str(scratch)
-    env["INDUCTOR_DOCTOR_BYPASS"] = bypass_table()
-    env["INDUCTOR_DOCTOR_STAGE_FILE"] = str(scratch / STAGE_FILE)
-    (scratch / "tmp").mkdir(parents=True, exist_ok=True)
-    return env
-
-
 def _descendants(pid: int) -> List[int]:
     """Every live descendant of `pid`, including those in other sessions (psutil; best effort)."""
     try:
@@ -289,10 +229,6 @@ def _reap(proc: subprocess.Popen, grace_s: float = REAP_GRACE_S) -> Tuple[Option
         return proc.wait(timeout=grace_s), False
     except subprocess.TimeoutExpired:
         return None, True
-
-
-#: Where the harness writes where the canary is, every half second (see target/harness.py).
-STAGE_FILE = "stage"
 
 
 def _last_seen(scratch: Path) -> Optional[str]:
@@ -430,8 +366,11 @@ def run_all(
     on_done: Optional[Callable[[CanaryRun], None]] = None,
     on_start: Optional[Callable[[CanaryJob], None]] = None,
     groups: Optional[ProcessGroups] = None,
+    base_env: Optional[Mapping[str, str]] = None,
 ) -> List[CanaryRun]:
-    """Runs every job, `parallel` at a time. On KeyboardInterrupt every group is killed first."""
+    """Runs every job, `parallel` at a time, each from `base_env` (this process's environment by
+    default; `canary_env` decides what of it a canary gets). On KeyboardInterrupt every group is
+    killed first."""
     groups = groups or ProcessGroups()
     results: Dict[str, CanaryRun] = {}
     serial = {j.one_at_a_time: threading.Lock() for j in jobs if j.one_at_a_time}
@@ -443,7 +382,7 @@ def run_all(
         try:
             if on_start:
                 on_start(job)
-            run = run_one(job, groups)
+            run = run_one(job, groups, base_env)
         finally:
             if lock is not None:
                 lock.release()

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.core.codes import UsageError
-from inductor_doctor.core.version import __version__
+from inductor_doctor.core.document import Document
 
 
 @dataclass
-class IssuePage:
+class IssuePage(Document):
     """One known issue: what the knowledge base holds, its page, its canary, and any verdict here."""
 
     issue: Dict[str, Any]  # the issue as data (`KnownIssue.to_dict()`, read from its data file)
@@ -28,11 +28,8 @@ class IssuePage:
     record: Dict[str, Any] = field(default_factory=dict)  # which check that was: when, and its settings
     command: str = "explain"
 
-    def to_dict(self) -> Dict[str, Any]:
+    def body(self) -> Dict[str, Any]:
         return {
-            "schema": "inductor-doctor/explain/v1",
-            "tool_version": __version__,
-            "kb_version": self.kb_version,
             "issue": dict(self.issue),
             "page": self.page,
             "canary_source": self.canary_source,
@@ -43,7 +40,7 @@ class IssuePage:
 
 
 @dataclass
-class IssueList:
+class IssueList(Document):
     """Every known issue, and the plugins that failed to load."""
 
     issues: Sequence[Dict[str, Any]]
@@ -51,11 +48,8 @@ class IssueList:
     plugin_errors: Sequence[Tuple[str, str]] = ()
     command: str = "list"
 
-    def to_dict(self) -> Dict[str, Any]:
+    def body(self) -> Dict[str, Any]:
         return {
-            "schema": "inductor-doctor/list/v1",
-            "tool_version": __version__,
-            "kb_version": self.kb_version,
             "issues": [dict(i) for i in self.issues],
             "plugin_errors": [{"entry_point": n, "error": e} for n, e in self.plugin_errors],
         }

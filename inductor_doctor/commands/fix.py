@@ -10,16 +10,15 @@ releases the installed versions are past (an upgrade to what is there) is not of
 
 from __future__ import annotations
 
-import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.codes import UsageError
+from inductor_doctor.core.document import Document
 from inductor_doctor.core.model import Progress
 from inductor_doctor.fix.shell import env_effect
+from inductor_doctor.kb import KB_VERSION
 
-SCHEMA = "inductor-doctor/fix/v1"
 FLAGGED = ("affected", "likely")
 
 
@@ -42,22 +41,17 @@ class FixItem:
 
 
 @dataclass
-class FixDocument:
+class FixDocument(Document):
     python: str
     items: List[FixItem]
     checked_at: Optional[str]
     skipped: List[str] = field(default_factory=list)  # workarounds the installed versions make moot
     settings_differ: List[str] = field(default_factory=list)  # the check's settings, where not this process's
     command: str = "fix"
+    kb_version: str = KB_VERSION
 
-    def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.core.version import __version__
-        from inductor_doctor.kb import KB_VERSION
-
+    def body(self) -> Dict[str, Any]:
         return {
-            "schema": SCHEMA,
-            "tool_version": __version__,
-            "kb_version": KB_VERSION,
             "python": self.python,
             "checked_at": self.checked_at,
             "results": [i.to_dict() for i in self.items],
@@ -156,11 +150,11 @@ def _why_advice(kind: str, command: Optional[str]) -> str:
 
 
 def _try(issue_id: str, effect: Dict[str, Optional[str]], python: Optional[str]) -> tuple:
-    """The issue's check again with `effect` applied: verified when nothing is flagged any more."""
-    from inductor_doctor.commands.check import CheckRequest, run_check
+    """The issue's check again under `effect` (the request's environment; this process's is never
+    changed): verified when nothing is flagged any more."""
+    from inductor_doctor.check.flow import CheckRequest, run_check
 
-    with _environment(effect):
-        report = run_check(CheckRequest(python=python, only=[issue_id], remember=False))
+    report = run_check(CheckRequest(python=python, only=[issue_id], remember=False, env=effect))
     mine = [f for f in report.findings if f.id == issue_id]
     still = [f for f in mine if f.status.value not in ("ok", "not-applicable")]
     if mine and not still:
@@ -170,22 +164,3 @@ def _try(issue_id: str, effect: Dict[str, Optional[str]], python: Optional[str])
         return False, "tried here: the check had nothing to say with it"
     first = still[0]
     return False, f"tried here: {first.device} is still {first.status.value} with it ({first.reason})"
-
-
-@contextmanager
-def _environment(effect: Mapping[str, Optional[str]]) -> Iterator[None]:
-    """`effect` applied to os.environ (None unsets) for the block, then the variables as they were."""
-    saved = {k: os.environ.get(k) for k in effect}
-    try:
-        _apply(effect)
-        yield
-    finally:
-        _apply(saved)
-
-
-def _apply(values: Mapping[str, Optional[str]]) -> None:
-    for k, v in values.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v

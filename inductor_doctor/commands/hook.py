@@ -14,23 +14,24 @@ import os
 from dataclasses import dataclass
 from typing import Any, Dict, Optional
 
+from inductor_doctor.core.document import Document
 from inductor_doctor.hook import PTH_LINE, PTH_NAME, site_packages
-
-SCHEMA = "inductor-doctor/hook/v1"
 
 
 @dataclass
-class HookDocument:
+class HookDocument(Document):
+    """Where the `.pth` line is, and what this command did with it."""
+
+    ENVELOPE = ("schema", "tool_version")  # no knowledge base is read
+
     python: str
     site_packages: str
     pth: str
     action: str  # installed | removed | present | absent
     command: str = "hook"
 
-    def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.core.version import __version__
-
-        return {"schema": SCHEMA, "tool_version": __version__, "python": self.python,
+    def body(self) -> Dict[str, Any]:
+        return {"python": self.python,
                 "site_packages": self.site_packages, "pth": self.pth, "action": self.action,
                 "line": PTH_LINE.strip()}
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
+from inductor_doctor.core.document import Policy
 from inductor_doctor.core.model import (
+    ExitCode,
     Finding,
     Report,
     Severity,
@@ -30,6 +32,13 @@ from inductor_doctor.plan.resolve import PlanRequest, build_input
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.kb import Registry
+
+
+class PlanReport(Report):
+    """`plan`'s report: a predicted issue of error severity fails it (exit 1), with no `--fail-on`."""
+
+    def outcome(self, policy: Policy) -> ExitCode:
+        return ExitCode.FINDINGS if self.meta.get("predicted") else ExitCode.OK
 
 
 def _planned_version(p: Optional[PlannedPackage]) -> Optional[Dict[str, Any]]:
@@ -141,7 +150,7 @@ def planned_host(inp: PlanInput) -> Any:
                     gpus=gpus, planned=True, what="the planned stack")
 
 
-def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Report:
+def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanReport:
     """Predict every known issue for the planned stack; `meta["predicted"]` drives exit code 1.
 
     Warning-severity predictions are reported but, as in `check`, do not fail the plan.
@@ -161,10 +170,8 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
     inp, files, ignored = build_input(request)
     reg = registry if registry is not None else default_registry()
     findings: List[Finding] = []
-    from inductor_doctor.kb._artifacts import artifact_only
-
     for issue in reg:
-        if not artifact_only(issue):  # their rows are `--artifact`'s, one per artifact
+        if issue.judge_artifact is None:  # an artifact issue's rows are `--artifact`'s, one per artifact
             findings.extend(predict_issue(inp, issue))
     if request.artifacts:
         from inductor_doctor.check.artifacts import plan_artifacts
@@ -185,7 +192,7 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> Repor
     unknown = unknown_releases(inp)
     if unknown:
         meta["notices"] = unknown
-    return Report(
+    return PlanReport(
         command="plan",
         environment=_environment(inp, files, request.specs),
         findings=findings,

@@ -7,12 +7,11 @@ the canaries (in subprocesses, with a timeout), so a false "usable" is never the
 that cannot be confirmed (a canary that timed out or crashed otherwise) is "not usable", with the
 reason; a warning-level finding (autotuning slower, say) is logged, not gated on.
 
-A second call answers from a record kept under the doctor's cache directory, keyed by what the
-answer depends on and can be read without running anything: the doctor and its knowledge base,
-the interpreter, the torch / Triton / torch_xla installs, the C++ compiler Inductor would pick and
-its include directories (a header installed or removed changes them), the NVIDIA driver, and the
-relevant environment variables. Change any and the checks run again; a fixed problem is never
-replayed from the record.
+A second call answers from a record kept under the doctor's cache directory (`check/record.py`),
+keyed by what the answer depends on and can be read without running anything: the doctor and its
+knowledge base, the interpreter, the torch / Triton / torch_xla installs, the C++ compiler Inductor
+would pick and its include directories, the NVIDIA driver, and the relevant environment variables.
+Change any and the checks run again; a fixed problem is never replayed from the record.
 
 Importing this costs nothing in a process that already imports torch: no click, no rich; the
 check machinery loads only when a check has to run.
@@ -20,25 +19,24 @@ check machinery loads only when a check has to run.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, ClassVar, Dict, List, Optional, Tuple
 
-from inductor_doctor.core.files import file_key
+from inductor_doctor.check import record
+from inductor_doctor.core.document import Document
 
 #: Findings at these statuses, of error severity, make a device unusable.
 BLOCKING = ("affected", "likely", "inconclusive")
-SCHEMA = "inductor-doctor/preflight/v1"
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Verdict(Document):
     """The answer: `usable`, and why. `bool(verdict)` is `usable`."""
+
+    command: ClassVar[str] = "preflight"
+    ENVELOPE: ClassVar[Tuple[str, ...]] = ("schema",)  # a library's answer, and its record
 
     usable: bool
     device: str
@@ -54,9 +52,8 @@ class Verdict:
     def __bool__(self) -> bool:
         return self.usable
 
-    def to_dict(self) -> Dict[str, Any]:
+    def body(self) -> Dict[str, Any]:
         return {
-            "schema": SCHEMA,
             "usable": self.usable,
             "device": self.device,
             "reason": self.reason,
@@ -87,10 +84,10 @@ def preflight(
     start = time.perf_counter()
     device = normalize_device(device)
     interpreter = python or sys.executable
-    key = fingerprint(device, interpreter)
-    record = _read(key)
-    if record is not None:
-        return Verdict.from_dict(record, cached=True, duration_s=time.perf_counter() - start)
+    key = record.fingerprint(device, interpreter)
+    kept = record.read(key)
+    if kept is not None:
+        return Verdict.from_dict(kept, cached=True, duration_s=time.perf_counter() - start)
     try:
         verdict = _check(device, python, timeout)
     except KeyboardInterrupt:
@@ -105,7 +102,7 @@ def preflight(
     verdict = Verdict(verdict.usable, verdict.device, verdict.reason, verdict.findings, verdict.workaround,
                       warnings, False, time.perf_counter() - start, verdict.checked)
     if _cacheable(verdict):
-        _write(key, verdict.to_dict())
+        record.write(key, verdict.to_dict())
     return verdict
 
 
@@ -123,7 +120,7 @@ def normalize_device(device: str) -> str:
 
 def _check(device: str, python: Optional[str], timeout: Optional[float]) -> Verdict:
     from inductor_doctor.check.devices import DeviceFilter
-    from inductor_doctor.commands.check import CheckRequest, run_check
+    from inductor_doctor.check.flow import CheckRequest, run_check
 
     kinds = ["toolchain", device] + (["cuda"] if device.startswith("cuda") else [])
     report = run_check(CheckRequest(python=python, timeout_s=timeout, devices=DeviceFilter.only(*kinds)))
@@ -220,149 +217,3 @@ def _first_workaround(finding: Dict[str, Any]) -> Optional[str]:
 def _cacheable(verdict: Verdict) -> bool:
     """A verdict that rests on a timeout or a crash of another cause is asked again next time."""
     return not any(f["status"] == "inconclusive" for f in verdict.findings)
-
-
-# --- the record ---------------------------------------------------------------------------------
-
-
-def fingerprint(device: str, python: str) -> str:
-    """What the answer depends on, read without running anything (a few stat calls): for each fact,
-    what its declaration says may be read so (`quick=` in `core/facts.py`)."""
-    from inductor_doctor.core.declare import quick_readers
-    from inductor_doctor.core.facts import Facts
-    from inductor_doctor.core.version import __version__
-
-    parts: List[Any] = [SCHEMA, __version__, _kb_version(), device, file_key(python)]
-    parts += [_quick(reader, python) for reader in quick_readers(Facts)]
-    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
-
-
-def _quick(reader: str, python: str) -> Any:
-    """One declared reader's answer: `package:<name>`, `file:<path>`, `compiler`, `python_h`, `env`."""
-    kind, _, arg = reader.partition(":")
-    if kind == "package":
-        return _package(arg, python)
-    if kind == "file":
-        return file_key(arg)
-    if kind == "compiler":
-        return _compiler()
-    if kind == "python_h":
-        if os.path.abspath(python) != os.path.abspath(sys.executable):
-            return None  # another interpreter's headers: its compiler answers tell, at check time
-        import sysconfig  # a venv's or conda's own headers
-
-        return file_key(os.path.join(sysconfig.get_paths()["include"], "Python.h"))
-    if kind == "env":
-        return sorted(_relevant_env().items())
-    raise ValueError(f"a fact declares an unknown fingerprint reader {reader!r}")
-
-
-def _kb_version() -> str:
-    from inductor_doctor.kb import KB_VERSION
-
-    return KB_VERSION
-
-
-def _package(name: str, python: str) -> Any:
-    """The installed package's directory and version file, as (path, size, mtime) triples."""
-    if os.path.abspath(python) != os.path.abspath(sys.executable):
-        return _package_elsewhere(name, python)
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    origin = getattr(spec, "origin", None) if spec else None
-    if not origin:
-        return None
-    folder = os.path.dirname(origin)
-    return [file_key(folder), file_key(os.path.join(folder, "version.py")), file_key(origin)]
-
-
-def _package_elsewhere(name: str, python: str) -> Any:
-    import subprocess
-
-    code = ("import importlib.util as u, sys; s = u.find_spec(sys.argv[1]); "
-            "print(s.origin if s and s.origin else '')")
-    try:
-        out = subprocess.run([python, "-c", code, name], capture_output=True, text=True, timeout=30,
-                             check=False).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    if not out:
-        return None
-    folder = os.path.dirname(out)
-    return [file_key(folder), file_key(os.path.join(folder, "version.py")), file_key(out)]
-
-
-#: Where the headers a compile needs live (Python.h, omp.h, the C++ library's): installing or
-#: removing one changes its directory's mtime. Globbed, never asked of the compiler (that runs it).
-HEADER_DIRS = (
-    "/usr/include", "/usr/local/include", "/usr/include/*-linux-gnu", "/usr/lib/gcc/*/*/include",
-    "/usr/lib/llvm-*/lib/clang/*/include", "/usr/lib/llvm-*/include", "/opt/homebrew/opt/libomp/include",
-)
-
-
-def _compiler() -> Any:
-    """The C++ compiler Inductor would pick (CXX, else g++, c++, clang++), the C compiler Triton
-    would, and the state of the header directories they search."""
-    import glob
-
-    cxx = os.environ.get("CXX") or next((c for c in ("g++", "c++", "clang++") if shutil.which(c)), None)
-    cc = os.environ.get("CC") or "gcc"
-    headers = [[d, _mtime(d)] for pattern in HEADER_DIRS for d in sorted(glob.glob(pattern))]
-    return [cxx, file_key(shutil.which(cxx) if cxx else None), cc, file_key(shutil.which(cc)), headers]
-
-
-def _mtime(path: str) -> Optional[int]:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
-
-def _relevant_env() -> Dict[str, str]:
-    from inductor_doctor.core.envvars import relevant_env
-
-    env = dict(relevant_env())
-    for name in ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "TMPDIR", "CXX", "CC", "CXXFLAGS", "CFLAGS"):
-        env.setdefault(name, os.environ.get(name, ""))
-    return env
-
-
-def _dir() -> Optional[str]:
-    from inductor_doctor.core.paths import cache_dir
-
-    base = cache_dir()
-    return None if base is None else os.path.join(str(base), "preflight")
-
-
-def _read(key: str) -> Optional[Dict[str, Any]]:
-    base = _dir()
-    if base is None or os.environ.get("INDUCTOR_DOCTOR_NO_CACHE"):
-        return None
-    from inductor_doctor.core.files import read_own_text
-
-    text = read_own_text(os.path.join(base, key + ".json"))
-    try:
-        data = json.loads(text) if text is not None else None
-    except (ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
-
-
-def _write(key: str, data: Dict[str, Any]) -> None:
-    base = _dir()
-    if base is None:
-        return
-    from pathlib import Path
-
-    from inductor_doctor.core.files import write_text_atomic
-    from inductor_doctor.core.paths import private_dir
-
-    try:
-        private_dir(Path(base))
-        write_text_atomic(Path(base) / (key + ".json"), json.dumps(data), private=True)
-    except OSError:
-        pass  # no record: the next call checks again

@@ -1,79 +1,18 @@
 """`inductor-doctor report [--log FILE]`: one redacted Markdown block for a bug report.
 
 Maintainers ask every reporter for `python -m torch.utils.collect_env` and still lack what breaks a
-compile: Triton and its ptxas, the compiler Inductor picks and whether it has OpenMP and Python.h,
-the caches, the environment variables that steer them, and whether a known issue is at work. The
-report holds all of it: collect_env itself (run by the diagnosed interpreter, every field it has),
-the compile-stack facts of the probe, the verdicts of `check`, and with `--log` the triage of the
-failing log. The CLI renders it redacted (secrets, user names) and bounded in size.
+compile. The block (`report/block.py`) holds collect_env itself, the compile-stack facts, the
+verdicts of `check`, and with `--log` the failing log's triage; the CLI renders it redacted.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Optional
 
-from inductor_doctor.report.collect_env import CollectEnv, from_facts, run_collect_env
-
-SCHEMA = "inductor-doctor/report/v1"
+from inductor_doctor.report.block import ReportDocument, build_report
 
 
-@dataclass
-class ReportDocument:
-    environment: Dict[str, Any]
-    findings: List[Dict[str, Any]]
-    collect_env: CollectEnv
-    triage: Optional[Dict[str, Any]] = None
-    meta: Dict[str, Any] = field(default_factory=dict)
-    command: str = "report"
-
-    def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.core.version import __version__
-        from inductor_doctor.kb import KB_VERSION
-
-        summary: Dict[str, int] = {}
-        for f in self.findings:
-            summary[f["status"]] = summary.get(f["status"], 0) + 1
-        return {
-            "schema": SCHEMA,
-            "tool_version": __version__,
-            "kb_version": KB_VERSION,
-            "environment": self.environment,
-            "results": self.findings,
-            "summary": summary,
-            "collect_env": self.collect_env.to_dict(),
-            "triage": self.triage,
-            "meta": self.meta,
-        }
-
-
-def build_report(python: Optional[str] = None, log: Optional[str] = None, static: bool = False,
-                 progress: Any = None) -> ReportDocument:
-    """collect_env runs beside the check (both take seconds); the log is triaged last."""
-    from inductor_doctor.commands.check import CheckRequest, run_check
-    from inductor_doctor.probe.target import resolve_python
-
-    interpreter = resolve_python(python)
-    triaged = None
-    if log is not None:
-        from inductor_doctor.commands.triage import triage_file
-
-        triaged = triage_file(log)  # streamed; an unreadable log is a usage error before any work
-    box: Dict[str, CollectEnv] = {}
-    worker = threading.Thread(target=lambda: box.update(env=run_collect_env(interpreter)), daemon=True)
-    worker.start()
-    report = run_check(CheckRequest(python=python, static=static), progress)
-    worker.join()
-    data = report.to_dict()
-    collected = box.get("env") or CollectEnv("", error="collect_env did not finish")
-    if not collected.fields:
-        collected = from_facts(data["environment"], collected.error)
-    triage = None
-    if triaged is not None:
-        from inductor_doctor.commands.triage import offer_check
-
-        triaged.check = offer_check(triaged, python, False)
-        triage = triaged.to_dict()
-    return ReportDocument(data["environment"], data["results"], collected, triage,
-                          {"python": interpreter, "check": data.get("meta", {})})
+def report(python: Optional[str] = None, log: Optional[str] = None, static: bool = False,
+           progress: Any = None) -> ReportDocument:
+    """`report`'s document: collect_env beside the check, and the log's triage."""
+    return build_report(python=python, log=log, static=static, progress=progress)

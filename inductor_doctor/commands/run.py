@@ -18,18 +18,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from inductor_doctor.core.document import Document
+from inductor_doctor.kb import KB_VERSION
 from inductor_doctor.run.process import Completed
-
-SCHEMA = "inductor-doctor/run/v1"
-
 
 
 @dataclass
-class RunDocument:
+class RunDocument(Document):
     """A failed command's diagnosis: how it ended, the triage of its output, the checks run here."""
 
     argv: List[str]
-    exit_code: int
+    returncode: int  # the command's own exit status (its JSON's `exit_code`)
     signal: Optional[int]
     duration_s: float
     captured_bytes: int
@@ -40,17 +39,12 @@ class RunDocument:
     diagnosis_s: float = 0.0
     report_document: Any = None  # what --report FILE gets (the CLI renders it)
     command: str = "run"
+    kb_version: str = KB_VERSION
 
-    def to_dict(self) -> Dict[str, Any]:
-        from inductor_doctor.core.version import __version__
-        from inductor_doctor.kb import KB_VERSION
-
+    def body(self) -> Dict[str, Any]:
         return {
-            "schema": SCHEMA,
-            "tool_version": __version__,
-            "kb_version": KB_VERSION,
             "command_line": shlex.join(self.argv),
-            "exit_code": self.exit_code,
+            "exit_code": self.returncode,
             "signal": self.signal,
             "duration_s": round(self.duration_s, 3),
             "output": {"stderr_bytes": self.output_bytes, "kept_bytes": self.captured_bytes},
@@ -65,33 +59,23 @@ class RunDocument:
 def diagnose(completed: Completed, timeout_s: Optional[float] = None, report: Optional[str] = None,
              confirm: bool = True) -> RunDocument:
     """The triage of what the failed command wrote, and the matched issues' checks run here now."""
-    from inductor_doctor.commands.diagnosis import confirm_here, matched_ids, summary, triage_output
+    from inductor_doctor.triage.diagnosis import matched_ids, summary, triage_output
 
     start = time.perf_counter()
     data = completed.capture.data()
     result = triage_output(data, "stderr of " + shlex.join(completed.argv)[:200])
     ids = matched_ids(result)
-    check = confirm_here(ids, timeout_s) if confirm and ids else {"ran": False, "results": [], "error": None}
+    check: Dict[str, Any] = {"ran": False, "results": [], "error": None}
+    if confirm and ids:
+        from inductor_doctor.check import flow  # the check machinery loads only to confirm
+
+        confirmed = flow.confirm(ids, timeout_s=timeout_s, remember=False)
+        check = {"ran": confirmed.ran, "results": confirmed.results(), "error": confirmed.error}
     document = RunDocument(completed.argv, completed.exit_code, completed.signal, completed.duration_s,
                            len(data), completed.capture.total, summary(result), check, report,
                            time.perf_counter() - start)
     if report:
+        from inductor_doctor.report.block import report_of
+
         document.report_document = report_of(data)
     return document
-
-
-def report_of(data: bytes) -> Any:
-    """`--report FILE`'s document: the `report` block (static verdicts) with the triage of this
-    output; the CLI renders it, redacted, into the file."""
-    import os
-    import tempfile
-
-    from inductor_doctor.commands.report import build_report
-
-    fd, log = tempfile.mkstemp(prefix="inductor-doctor-run-", suffix=".log")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        return build_report(log=log, static=True)
-    finally:
-        os.unlink(log)

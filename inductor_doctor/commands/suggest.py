@@ -15,12 +15,11 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence
 
-from inductor_doctor.core.model import UsageError
+from inductor_doctor.core.document import Document, Policy
+from inductor_doctor.core.model import ExitCode, UsageError
 from inductor_doctor.plan.requirements import check_python_version
 from inductor_doctor.plan.resolve import parse_compiler, parse_driver, parse_gpu
 from inductor_doctor.plan.suggest import Judged, Machine, Solution, machine_from_facts, solve
-
-SCHEMA = "inductor-doctor/suggest/v1"
 
 
 @dataclass
@@ -36,7 +35,7 @@ class SuggestRequest:
 
 
 @dataclass
-class Suggestion:
+class Suggestion(Document):
     """The `plan --suggest` document."""
 
     solution: Solution
@@ -53,14 +52,14 @@ class Suggestion:
         clean = s.chosen is not None and not s.unavoidable
         return clean and (self.verify is None or bool(self.verify.get("ok")))
 
-    def to_dict(self) -> Dict[str, Any]:
+    def outcome(self, policy: Policy) -> ExitCode:
+        return ExitCode.OK if self.ok else ExitCode.FINDINGS
+
+    def body(self) -> Dict[str, Any]:
         s = self.solution
         m = s.machine
         chosen: Optional[Judged] = s.chosen
         return {
-            "schema": SCHEMA,
-            "tool_version": self.tool_version,
-            "kb_version": self.kb_version,
             "releases_as_of": self.releases_as_of,
             "machine": {
                 "source": m.source,

@@ -30,7 +30,7 @@ _KEY = "inductor_doctor.fact"
 class Declared:
     """One fact's declaration; `None` means "as its section says"."""
 
-    #: The probe step that produces it (a name in `probe.plan()`, or a probe module's `STEP`);
+    #: The probe step that produces it (the name of a probe module's `STEP`, `probe.plan()`);
     #: `probe.gather` builds each section of the facts from its step's answer.
     probe: Optional[str] = None
     cost: Optional[str] = None  # one of COSTS

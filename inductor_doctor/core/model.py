@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.core.codes import ExitCode, FailOn, UsageError
+from inductor_doctor.core.document import Document, Policy
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -155,6 +156,11 @@ class Signature:
     #: A fact the log may state that makes a weak match of this signature sure (`triage/facts.py`:
     #: "gpu-arch-missing", the log's torch has no kernel for the log's GPU by its release's arch list).
     fact: str = ""
+    #: Where the log alone cannot decide (the error with nothing of its context or subject around it:
+    #: a bare "GLIBCXX_3.4.32' not found"), the one fact of a machine that does, in a user's words
+    #: ("this machine's libstdc++: the GLIBCXX versions it defines"). Such a match is "possibly" the
+    #: issue instead of nothing, and `explain --log --check` decides it by the issue's check here.
+    decided_by: str = ""
 
     def compiled(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)
@@ -237,6 +243,11 @@ Advisor = Callable[["Facts"], Sequence["Workaround"]]
 #: GPU, driver, Python) in, predictions out. Issues without one are judged on their `affected`
 #: specifiers alone. Typed loosely so that the vocabulary imports nothing of the `plan` command.
 PlanPredictor = Callable[[Any], Sequence[RuleOutcome]]
+#: `check --artifact`'s and `plan --artifact`'s per-issue hook: an artifact's facts (what it was built
+#: for) and the host or planned stack that would load it (an `artifact.host.HostView`) in, this
+#: issue's outcome for it out, or None when there is nothing to compare. Typed loosely for the same
+#: reason.
+ArtifactJudge = Callable[[Any, Any], Optional[RuleOutcome]]
 #: `explain --log`'s per-issue hook: the lines its signatures matched in a log and the versions the
 #: log states (package -> versions) in, one sentence the diagnosis adds (what the issue's data says
 #: about that very line: the release that has the knob it names), or None.
@@ -274,6 +285,11 @@ class KnownIssue:
     #: and drops what cannot help (installing what is there already). None: `workarounds` as written.
     #: Only reads facts, as a rule does; see `Workaround.pick` for how one is written.
     advise: Optional[Advisor] = None
+    #: An artifact issue's judgement of one compiled artifact (`ArtifactJudge`): every issue with one
+    #: is asked about each `--artifact`, in `load_order` (where a load meets it: 1 first), and the
+    #: first that says `affected` decides the artifact's row.
+    judge_artifact: Optional[ArtifactJudge] = None
+    load_order: int = 0
     #: What a log's matched lines mean with the issue's data (`Annotator`); None: nothing to add.
     annotate: Optional[Annotator] = None
 
@@ -401,8 +417,9 @@ class Progress:
 
 
 @dataclass
-class Report:
-    """What a command found, ready to render. `command` names the JSON schema it follows."""
+class Report(Document):
+    """What `check` (and `plan`, `probe`) found, ready to render: the environment, one finding per
+    issue and device, the summary, and `meta`. `command` names the JSON schema it follows."""
 
     command: str
     environment: Mapping[str, Any]
@@ -411,17 +428,17 @@ class Report:
     kb_version: str
     meta: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def schema(self) -> str:
-        return f"inductor-doctor/{self.command}/v1"
-
-    def to_dict(self) -> dict[str, Any]:
+    def body(self) -> dict[str, Any]:
         return {
-            "schema": self.schema,
-            "tool_version": self.tool_version,
-            "kb_version": self.kb_version,
             "environment": dict(self.environment),
             "results": [f.to_dict() for f in self.findings],
             "summary": summarize(self.findings),
             "meta": dict(self.meta),
         }
+
+    def outcome(self, policy: Policy) -> ExitCode:
+        """A finding at or above `--fail-on` fails the run (`exit_code_for`)."""
+        if policy is None:
+            return ExitCode.OK
+        fail_on, warnings = policy
+        return exit_code_for(self.findings, fail_on, warnings)

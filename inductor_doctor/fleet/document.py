@@ -17,11 +17,13 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from inductor_doctor.core import hostlist
 from inductor_doctor.core.declare import merge_fields
+from inductor_doctor.core.document import Document, Policy, schema_for
 from inductor_doctor.core.facts import Facts
-from inductor_doctor.core.model import Finding, Status, UsageError, summarize
+from inductor_doctor.core.model import ExitCode, Finding, Status, UsageError, exit_code_for, summarize
+from inductor_doctor.kb import KB_VERSION
 
-CHECK_SCHEMA = "inductor-doctor/check/v1"
-MERGE_SCHEMA = "inductor-doctor/merge/v1"
+CHECK_SCHEMA = schema_for("check")
+MERGE_SCHEMA = schema_for("merge")
 STATUS_VALUES = {s.value for s in Status}
 WORST_FIRST = ["affected", "likely", "inconclusive", "ok", "not-applicable"]
 
@@ -419,10 +421,8 @@ def _issue_rows(ordered: Sequence[Dict[str, Any]], issues: Mapping[str, Dict[str
     return rows
 
 
-def build(
-    merge: Merge, tool_version: str, kb_version: str, meta: Optional[Mapping[str, Any]] = None
-) -> Dict[str, Any]:
-    """The `inductor-doctor/merge/v1` document."""
+def build(merge: Merge, meta: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """The body of the `inductor-doctor/merge/v1` document (`MergeDocument` adds the envelope)."""
     sources = sorted(
         merge.sources,
         key=lambda s: (s.hostname, s.rank if s.rank is not None else -1, s.order),
@@ -441,9 +441,6 @@ def build(
     findings = [Finding.from_dict(r) for r in results]
     hosts = sorted({s.hostname for s in sources} | {m.hostname for m in merge.missing if m.hostname})
     return {
-        "schema": MERGE_SCHEMA,
-        "tool_version": tool_version,
-        "kb_version": kb_version,
         "environment": {"common": common, "differences": differences},
         "sources": [
             {
@@ -478,14 +475,22 @@ def findings_of(document: Mapping[str, Any]) -> List[Finding]:
 
 
 @dataclass
-class MergeDocument:
+class MergeDocument(Document):
     """The fleet view (`merge`, and rank 0 of `check --distributed`) as the CLI renders it."""
 
     data: Dict[str, Any]
     command: str = "merge"
+    kb_version: str = KB_VERSION
 
-    def to_dict(self) -> Dict[str, Any]:
+    def body(self) -> Dict[str, Any]:
         return self.data
+
+    def outcome(self, policy: Policy) -> ExitCode:
+        """A finding of any host at or above `--fail-on` fails the run, as in `check`."""
+        if policy is None:
+            return ExitCode.OK
+        fail_on, warnings = policy
+        return exit_code_for(self.findings, fail_on, warnings)
 
     @property
     def findings(self) -> List[Finding]:
@@ -502,9 +507,6 @@ def build_document(
     missing: Sequence[Missing] = (),
     meta: Optional[Dict[str, Any]] = None,
 ) -> MergeDocument:
-    from inductor_doctor.core.version import __version__
-    from inductor_doctor.kb import KB_VERSION
-
     files = list(files) + [None] * (len(reports) - len(files))
     sources = [Source(report=r, file=f, order=n) for n, (r, f) in enumerate(zip(reports, files))]
-    return MergeDocument(build(Merge(sources, list(missing)), __version__, KB_VERSION, meta))
+    return MergeDocument(build(Merge(sources, list(missing)), meta))

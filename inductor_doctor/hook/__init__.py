@@ -142,7 +142,7 @@ def note_for(exc: Any, tb: Any) -> Optional[str]:
     import shlex
     import traceback
 
-    from inductor_doctor.commands.diagnosis import summary, triage_output
+    from inductor_doctor.triage.diagnosis import summary, triage_output
 
     text = "".join(traceback.format_exception(type(exc), exc, tb))
     found = summary(triage_output(text.encode("utf-8", errors="replace"), "traceback"))

@@ -1,7 +1,8 @@
 """The known issues that ship with the doctor: each data file `kb/<name>.toml` with its module's code.
 
 An issue is its data file (`kb/_issue_files.py` reads it) and, where it has code, the module of the
-same name beside it, whose `rule`, `advise` and `predict` the issue gets; a module without a data
+same name beside it, whose `rule`, `advise`, `predict` and `judge_artifact` (an artifact issue's
+`check --artifact` hook) the issue gets; a module without a data
 file is code that issues share. The one loader here builds the same `KnownIssue` object for the
 registry and for a module whose own code needs it (`ISSUE = known_issue(__name__)`, written after
 its functions). Apart from `kb/__init__.py` so that the registry's lookups need not import the
@@ -22,13 +23,22 @@ from inductor_doctor.kb import _issue_files
 
 PACKAGE = "inductor_doctor.kb"
 #: The functions an issue module may give its issue.
-HOOKS = ("rule", "advise", "predict", "annotate")
+HOOKS = ("rule", "advise", "predict", "judge_artifact", "annotate")
 
 _BUILT: Dict[str, KnownIssue] = {}
 
 
 def builtin_issues() -> List[KnownIssue]:
-    return [known_issue(f"{PACKAGE}.{path.stem}") for path in _issue_files.paths()]
+    """Every built-in issue, its rule behind the platform table (kb/_platforms.py): on a platform the
+    rule was not written for, its row says "not checked" or "cannot arise" instead."""
+    from dataclasses import replace
+
+    from inductor_doctor.kb._artifacts import artifact_only
+    from inductor_doctor.kb._platforms import gate
+
+    issues = [known_issue(f"{PACKAGE}.{path.stem}") for path in _issue_files.paths()]
+    # An artifact's issues are decided against the artifact, on its own rows (check/artifacts.py).
+    return [i if artifact_only(i) else replace(i, rule=gate(i.id, i.devices, i.rule)) for i in issues]
 
 
 def issue_data(module: str) -> Dict[str, Any]:
@@ -70,6 +80,7 @@ def build(data: Dict[str, Any], code: Optional[ModuleType] = None) -> KnownIssue
         canary=_canary(canary) if canary else None,
         docs_page=data.get("docs_page"),
         headline=data.get("headline", False),
+        load_order=data.get("load_order", 0),
         **hooks,
     )
 

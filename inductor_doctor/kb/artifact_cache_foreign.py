@@ -24,7 +24,7 @@ def _public(v: Optional[str]) -> str:
     return (v or "").split("+")[0]
 
 
-def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
+def judge_artifact(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     if not is_cache(art):
         return None
     layout = art.metadata.get("blob_layout")
@@ -64,6 +64,6 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
 
 
 #: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
-#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+#: artifact to compare; `check --artifact` asks `judge_artifact` about each artifact (in `load_order`).
 rule = no_artifact
 predict = no_artifact

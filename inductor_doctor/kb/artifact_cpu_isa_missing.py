@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.artifact_facts import ArtifactFacts
 
 
-def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
+def judge_artifact(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     if art.machine and host.machine and art.machine != host.machine:
         return outcome(
             Status.AFFECTED,
@@ -61,6 +61,6 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
 
 
 #: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
-#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+#: artifact to compare; `check --artifact` asks `judge_artifact` about each artifact (in `load_order`).
 rule = no_artifact
 predict = no_artifact

@@ -26,7 +26,7 @@ LIBS = (
 )
 
 
-def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
+def judge_artifact(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     said = []
     for attr, prefix, lib in LIBS:
         needs = art.newest(attr)
@@ -59,6 +59,6 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
 
 
 #: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
-#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+#: artifact to compare; `check --artifact` asks `judge_artifact` about each artifact (in `load_order`).
 rule = no_artifact
 predict = no_artifact

@@ -56,7 +56,7 @@ def code_of(art: ArtifactFacts) -> Tuple[List[str], str]:
     return [], ""
 
 
-def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
+def judge_artifact(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     if (art.device or "") != "cuda":
         return None
     archs, where = code_of(art)
@@ -98,6 +98,6 @@ def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
 
 
 #: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
-#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+#: artifact to compare; `check --artifact` asks `judge_artifact` about each artifact (in `load_order`).
 rule = no_artifact
 predict = no_artifact

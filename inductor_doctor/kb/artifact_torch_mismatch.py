@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 LOAD_CACHE_ARTIFACTS = (2, 7)
 
 
-def judge(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
+def judge_artifact(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
     if not host.torch_version:
         if host.planned:  # a plan that pins no torch: nothing to compare
             return None
@@ -75,6 +75,6 @@ def _not_loadable_blob(_inp: object) -> list:
 
 
 #: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no
-#: artifact to compare; `check/artifacts.py` judges each artifact with `judge`.
+#: artifact to compare; `check --artifact` asks `judge_artifact` about each artifact (in `load_order`).
 rule = no_artifact
 predict = _not_loadable_blob

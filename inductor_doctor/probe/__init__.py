@@ -4,11 +4,12 @@
 files, ELF notes and symbols, the compilers' own answers and the driver's files; with `live`, one
 short subprocess of the target interpreter adds what only a live torch knows.
 
-The probes are a plan (`plan()`): each step declares what it needs and produces one answer, and
-`run_plan` starts each as soon as its needs are known, side by side on threads: the target
-interpreter's self-description and the driver query start at once, then the compiler tests, the
-const_data_ptr ABI compile and the ptxas query. The wall time is about that of the slowest (the
-ABI compile, ~1 s), not the sum. The answers become one `Facts`, which nothing mutates afterwards.
+The probes are a plan (`plan()`): each step is a `STEP = Step(...)` declaration in its own module
+(`probe/<name>.py`) that says what it needs and produces one answer, and `run_plan` starts each as
+soon as its needs are known, side by side on threads: the target interpreter's self-description
+and the driver query start at once, then the compiler tests, the const_data_ptr ABI compile and
+the ptxas query. The wall time is about that of the slowest (the ABI compile, ~1 s), not the sum.
+The answers become one `Facts`, which nothing mutates afterwards.
 
 The late facts are a second, explicit stage: `LiveProbe.finish(facts)` returns a new `Facts` with
 the live answer and, in `check`, the ABI compile, which runs beside the canaries instead (no canary
@@ -23,24 +24,17 @@ import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from inductor_doctor.core.codes import own_bug
 from inductor_doctor.core.declare import declared
 from inductor_doctor.core.envvars import relevant_env
-from inductor_doctor.core.facts import (
-    AbiInfo,
-    CompilerInfo,
-    CudaInfo,
-    Facts,
-    PythonInfo,
-    TorchInfo,
-    TritonInfo,
-)
+from inductor_doctor.core.facts import AbiInfo, Facts
+from inductor_doctor.probe.step import Step
 
-__all__ = ["gather", "relevant_env", "Facts"]
+__all__ = ["gather", "relevant_env", "Facts", "Step"]
 
 T = TypeVar("T")
 
@@ -61,15 +55,6 @@ def _result(fut: Future[T], fallback: Callable[[str], T], notes: List[str], what
         return fallback(msg)
 
 
-def _runtime_hint(pkgs: Dict[str, str], torch_cuda: Optional[str]) -> Optional[str]:
-    """The CUDA runtime torch ships: the nvidia-cuda-runtime wheel, else torch's build version."""
-    for name in ("nvidia-cuda-runtime-cu13", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11",
-                 "nvidia-cuda-runtime"):
-        if name in pkgs:
-            return pkgs[name]
-    return torch_cuda
-
-
 class LiveProbe:
     """The live probe (one `import torch` in the target), started at once and finished later.
 
@@ -78,14 +63,15 @@ class LiveProbe:
     before anything else, it overlaps the rest of the probe and, in `check`, the canaries.
     """
 
-    def __init__(self, python: str, timeout_s: float = 60.0) -> None:
+    def __init__(self, python: str, timeout_s: float = 60.0,
+                 environ: Optional[Dict[str, str]] = None) -> None:
         from inductor_doctor.probe import live as live_probe
 
         self.python = python
         self.cancel = threading.Event()
         self._kept: Optional[Dict[str, Any]] = None
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="indoc-live")
-        self._future = self._pool.submit(live_probe.query, python, timeout_s, self.cancel)
+        self._future = self._pool.submit(live_probe.query, python, timeout_s, self.cancel, environ)
         self._abi: Optional[Future[AbiInfo]] = None
 
     def defer_abi(self, job: Callable[[], AbiInfo]) -> None:
@@ -138,112 +124,19 @@ class LiveProbe:
 # --- the plan: each probe, what it needs and what it produces ---------------------------------------
 
 
-@dataclass(frozen=True)
-class Step:
-    """One probe in the plan: `run` gets the answers it `needs` (by name) and produces `name`.
-
-    `fallback(message, answers)` is its answer when it met a machine it did not expect (noted, never
-    fatal; a mistake in the doctor's own code propagates, `_result`), from the message and the answers
-    known so far; `what` names it in that note.
-    """
-
-    name: str
-    needs: Tuple[str, ...]
-    run: Callable[..., Any]
-    fallback: Callable[[str, Dict[str, Any]], Any] = lambda m, known: None
-    what: str = ""
-
-
-def _cuda_static(toolkit_cuda: CudaInfo, pkgs: Dict[str, str], torch_info: Optional[TorchInfo],
-                 catalog: Any, env: Dict[str, str]) -> Tuple[CudaInfo, Optional[TorchInfo]]:
-    """The driver's and toolkit's answers with the GPUs torch will see, and torch with its arch
-    list: new sections, the probes' own answers untouched (another probe may still read them)."""
-    from inductor_doctor.probe import gpu_catalog
-
-    runtime = _runtime_hint(pkgs, torch_info.cuda if torch_info else None)
-    cuda_info = replace(toolkit_cuda, runtime_version=runtime)
-    return gpu_catalog.fold(cuda_info, torch_info, catalog, env)
-
-
-def plan(live_probe: Optional[LiveProbe] = None) -> Tuple[Step, ...]:
-    """Every static probe, declared with what it needs: `python`, `environ` (os.environ) and `step`
-    (a probe's time budget) are given, the rest are other steps' answers; a section of the facts is
-    the answer of the step its declaration names (`probe=` in `core/facts.py`). With a `live_probe`,
-    the ABI compile is deferred to it (it runs beside the canaries) and the first facts say it is
-    pending."""
-    from inductor_doctor.probe import (
-        abi,
-        caches,
-        compile_settings,
-        compiler,
-        cuda,
-        gpu_catalog,
-        packages,
-        ptxas,
-        target,
-        torch_build,
-    )
-
-    def abi_now(torch_info: Optional[TorchInfo], env: Dict[str, str]) -> AbiInfo:
-        if live_probe is None:
-            return abi.check(torch_info, env)
-        live_probe.defer_abi(lambda: abi.check(torch_info, env))
-        return AbiInfo(stage="pending")
-
-    def bundled(triton: Optional[TritonInfo]) -> Optional[TritonInfo]:
-        if triton is None or not triton.bundled_ptxas:
-            return triton
-        return replace(triton, bundled_ptxas_version=cuda.ptxas_version(triton.bundled_ptxas)[0])
-
-    return (
-        Step("target", ("python", "step"), target.query, lambda m, known: {"error": m}, "target"),
-        Step("driver", ("environ",), cuda.driver_info, lambda m, known: CudaInfo(notes=[m]), "driver"),
-        Step("caches", ("environ",), caches.gather_caches, what="cache directories"),
-        Step("env", ("environ",), relevant_env),
-        Step("packages", ("target",), packages.packages, lambda m, known: {}, "packages"),
-        Step("python", ("python", "target"), packages.python_info,
-             lambda m, known: PythonInfo(executable=known["python"], version="unknown", error=m), "python"),
-        Step("torch_files", ("target", "packages"), torch_build.torch_info, what="torch"),
-        Step("triton_installed", ("target", "packages"), packages.triton_info),
-        Step("xla", ("target", "packages"), packages.xla_info),
-        Step("gpu_catalog", ("torch_files", "target", "environ"), gpu_catalog.static_facts,
-             lambda m, known: gpu_catalog.Static(), "GPU/CUDA catalog"),
-        Step("toolkit", ("gpu_catalog",), lambda static: static.toolkit),
-        Step("abi", ("torch_files", "environ"), abi_now, lambda m, known: AbiInfo(stage="failed", error=m),
-             "ABI"),
-        Step("cxx", ("target", "environ", "step"), lambda t, env, step: compiler.inductor_cxx(
-            t.get("include_dir"), env, step), lambda m, known: CompilerInfo(error=m), "C++ compiler"),
-        Step("cc", ("target", "environ", "step"), lambda t, env, step: compiler.triton_cc_info(
-            t.get("include_dir"), env, step), lambda m, known: CompilerInfo(error=m), "C compiler"),
-        Step("triton", ("triton_installed",), bundled, lambda m, known: known["triton_installed"], "ptxas"),
-        Step("toolkit_cuda", ("driver", "environ", "target", "triton_installed"),
-             lambda info, env, t, tr: cuda.toolkit_info(info, env, str(t.get("machine") or ""),
-                                                        tr.bundled_ptxas if tr else None),
-             lambda m, known: known["driver"], "CUDA toolkit"),
-        Step("compile_settings", ("torch_files", "environ", "target"),
-             lambda torch_info, env, t: compile_settings.gather(
-                 torch_info.path if torch_info else None, env, t),
-             what="compile settings"),
-        Step("catalog", ("toolkit_cuda", "packages", "torch_files", "gpu_catalog", "environ"), _cuda_static,
-             lambda m, known: (known["toolkit_cuda"], known["torch_files"]), "GPU/CUDA catalog"),
-        Step("torch", ("catalog",), lambda catalog: catalog[1]),
-        # Every ptxas Triton may run, asked about the GPUs torch will see.
-        Step("ptxas_binaries", ("triton", "environ", "catalog"),
-             lambda tr, env, catalog: ptxas.gather(tr, env, catalog[0].gpus), lambda m, known: [],
-             "Triton's ptxas"),
-        Step("cuda", ("catalog", "ptxas_binaries"),
-             lambda catalog, found: replace(catalog[0], ptxas_binaries=found),
-             lambda m, known: known["catalog"][0]),
-        *contributed(),
-    )
+#: What a step may need that no step produces: the target interpreter, the environment the facts
+#: are read under, a probe's time budget, and the live probe a `check` runs beside its canaries
+#: (None elsewhere; the ABI compile is deferred to it).
+GIVEN = ("python", "environ", "step", "live_probe")
 
 
 @lru_cache(maxsize=1)
-def contributed() -> Tuple[Step, ...]:
-    """The steps probe modules declare themselves (a line `STEP = Step(...)` in `probe/<name>.py`):
-    a new fact's probe joins the plan without a line here. Only the modules that declare one are
-    imported (the others load when a step needs them, as before). Read once a process: the files
-    are the package's own, and a check gathers facts more than once."""
+def plan() -> Tuple[Step, ...]:
+    """Every probe step, each declared by its own module (a line `STEP = Step(...)` in
+    `probe/<name>.py`, with what it needs: other steps' answers by name, or `GIVEN`): a new fact's
+    probe joins the plan without a line here. A section of the facts is the answer of the step its
+    declaration names (`probe=` in `core/facts.py`). Only the modules that declare one are imported;
+    read once a process: the files are the package's own, and a check gathers facts more than once."""
     import importlib
 
     folder = os.path.dirname(os.path.abspath(__file__))
@@ -295,9 +188,11 @@ def gather(
     timeout_s: float = 60.0,
     use_cache: Optional[bool] = None,
     live_probe: Optional[LiveProbe] = None,
+    environ: Optional[Dict[str, str]] = None,
 ) -> Facts:
     """Every fact the checks read, as one snapshot nothing mutates afterwards. Never raises for a
-    sick environment: gaps are recorded.
+    sick environment: gaps are recorded. `environ` is the environment the facts are read under
+    (this process's by default; a check's request may change it, as `fix` does to try a workaround).
 
     `use_cache=False` re-asks the compilers instead of reusing answers remembered on disk for the
     same compiler binary, flags and torch files (`INDUCTOR_DOCTOR_NO_CACHE=1` does the same).
@@ -311,10 +206,11 @@ def gather(
 
     start = time.monotonic()
     python = python or sys.executable
-    env = dict(os.environ)
-    own_live = LiveProbe(python, timeout_s) if live and live_probe is None else None
-    given = {"python": python, "environ": env, "step": min(timeout_s, PROBE_TIMEOUT_S)}
-    answers, notes = run_plan(plan(live_probe), given)
+    env = dict(os.environ if environ is None else environ)
+    own_live = LiveProbe(python, timeout_s, env) if live and live_probe is None else None
+    given = {"python": python, "environ": env, "step": min(timeout_s, PROBE_TIMEOUT_S),
+             "live_probe": live_probe}
+    answers, notes = run_plan(plan(), given)
     # Each section from the step its declaration names; the live ones come in the second stage.
     sections = {f.name: answers[declared(f).probe] for f in dataclasses.fields(Facts)
                 if declared(f).probe in answers and declared(f).cost != "live"}

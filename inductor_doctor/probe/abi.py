@@ -29,11 +29,12 @@ import shlex
 import tempfile
 import threading
 import time
-from typing import Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.facts import AbiInfo, TorchInfo
 from inductor_doctor.probe import _diskcache, _elf, compiler
 from inductor_doctor.probe._proc import c_locale_env, first_error_line, run
+from inductor_doctor.probe.step import Step
 
 TU = (
     "#include <ATen/core/TensorBase.h>\n"
@@ -239,3 +240,17 @@ def _compile_and_compare(
         info.error = f"cannot read {info.library} as ELF: {exc}"
         return
     info.stage = "compared"
+
+
+def compile_or_defer(torch_info: Optional[TorchInfo], env: Dict[str, str],
+                     live_probe: Optional[Any]) -> AbiInfo:
+    """The const_data_ptr ABI compile now; or, beside a `check`'s canaries, deferred to its live probe
+    (`LiveProbe.defer_abi`: no canary reads it, and on a first run it is the slowest static probe)."""
+    if live_probe is None:
+        return check(torch_info, env)
+    live_probe.defer_abi(lambda: check(torch_info, env))
+    return AbiInfo(stage="pending")
+
+
+STEP = Step("abi", ("torch_files", "environ", "live_probe"), compile_or_defer,
+            lambda m, known: AbiInfo(stage="failed", error=m), "ABI")

@@ -32,6 +32,7 @@ import time
 from typing import List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.facts import CacheDirInfo, CacheInfo, CacheScan, ShmInfo
+from inductor_doctor.probe.step import Step
 
 #: How long the look for truncated objects may take per cache, however large the cache.
 SCAN_BUDGET_S = 0.05
@@ -255,3 +256,6 @@ def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MO
     if sys.platform.startswith("linux"):
         info.shm = probe_shm(mounts)
     return info
+
+
+STEP = Step("caches", ("environ",), gather_caches, what="cache directories")

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.envvars import BYPASSES, Bypass
 from inductor_doctor.core.facts import BypassSetting, CompileSettingsInfo, Facts, StartupLine
+from inductor_doctor.probe.step import Step
 
 #: The config attributes of the table, and `torch.compile =`, as a start-up file would write them.
 _CONFIG_WORDS = tuple(sorted({b.config.rsplit(".", 1)[1] for b in BYPASSES if b.config}))
@@ -243,3 +244,8 @@ def merge_live(facts: Facts, live: Mapping[str, Any]) -> None:
         source = _startup_source(info.startup, "torch.compile") or "set at start-up (not in the environment)"
         info.found.append(BypassSetting(f"torch.compile = {replaced}", "backend", source,
                                         "torch.compile is not torch's own function in a fresh interpreter"))
+
+
+STEP = Step("compile_settings", ("torch_files", "environ", "target"),
+            lambda torch_info, env, t: gather(torch_info.path if torch_info else None, env, t),
+            what="compile settings")

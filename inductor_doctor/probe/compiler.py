@@ -29,6 +29,7 @@ from typing import Dict, List, Mapping, Optional, Tuple
 from inductor_doctor.core.facts import CompilerInfo
 from inductor_doctor.probe import _diskcache
 from inductor_doctor.probe._proc import ProcResult, c_locale_env, first_error_line, run
+from inductor_doctor.probe.step import Step
 
 COMPILE_TIMEOUT_S = 20.0
 
@@ -418,3 +419,9 @@ def triton_cc_info(
     if command is None:
         info.error = "Failed to find C compiler (Triton looks for CC, gcc, clang)"
     return info
+
+
+#: The C++ compiler Inductor would pick, and what it can compile.
+STEP = Step("cxx", ("target", "environ", "step"),
+            lambda t, env, step: inductor_cxx(t.get("include_dir"), env, step),
+            lambda m, known: CompilerInfo(error=m), "C++ compiler")

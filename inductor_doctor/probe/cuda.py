@@ -19,6 +19,7 @@ from typing import List, Mapping, Optional, Tuple
 from inductor_doctor.core.facts import CudaInfo, GPUInfo
 from inductor_doctor.probe import loader
 from inductor_doctor.probe._proc import c_locale_env, run
+from inductor_doctor.probe.step import Step
 
 SMI_TIMEOUT_S = 15.0
 PROC_VERSION = "/proc/driver/nvidia/version"
@@ -224,3 +225,7 @@ def toolkit_info(
             info.notes.append(f"ptxas: {source}" + (f" (V{full})" if full else ""))
             break
     return info
+
+
+#: The NVIDIA driver's answers (nvidia-smi, libcuda, /proc), started at once.
+STEP = Step("driver", ("environ",), driver_info, lambda m, known: CudaInfo(notes=[m]), "driver")

@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.facts import CudaInfo, CudaLibInfo, CudaToolkitInfo, Facts, TorchInfo
 from inductor_doctor.probe import cuda_arch, cuda_libs, cuda_toolkit, cuda_visible
+from inductor_doctor.probe.step import Step
 
 _TOO_OLD = re.compile(r"driver on your system is too old \(found version (\d+)\)")
 
@@ -106,3 +107,7 @@ def merge_live(facts: Facts, live: Dict[str, Any]) -> None:
         lib.loaded = hit
         if hit and lib.wheel:
             lib.loaded_same_build = cuda_libs.same_build(hit, lib.wheel)
+
+
+STEP = Step("gpu_catalog", ("torch_files", "target", "environ"), static_facts, lambda m, known: Static(),
+            "GPU/CUDA catalog")

@@ -19,7 +19,7 @@ import os
 import signal
 import tempfile
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from inductor_doctor.core.declare import volatile_names
 from inductor_doctor.core.envvars import bypass_table
@@ -33,9 +33,11 @@ from inductor_doctor.target import marker, script
 MARKER = marker("live.py")
 
 
-def query(python: str, timeout_s: float = 60.0, cancel: Optional[threading.Event] = None) -> Dict[str, Any]:
-    """The live probe's answer; always a dict, with `probe_error` when it did not finish."""
-    env = dict(os.environ)
+def query(python: str, timeout_s: float = 60.0, cancel: Optional[threading.Event] = None,
+          environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """The live probe's answer; always a dict, with `probe_error` when it did not finish. It runs
+    under `environ` (this process's environment by default)."""
+    env = dict(os.environ if environ is None else environ)
     # Keep the probe cheap and quiet: no compile workers, no Triton autotuning, no CUDA warm-up.
     env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env.setdefault("PYTHONWARNINGS", "ignore")

@@ -13,6 +13,7 @@ from typing import Any, Dict, Optional
 from inductor_doctor.core.facts import PythonInfo, TritonInfo, XlaInfo
 from inductor_doctor.probe import loader
 from inductor_doctor.probe._elf import ELF_ERRORS
+from inductor_doctor.probe.step import Step
 
 #: Distributions that provide the `triton` module, most common first.
 TRITON_DISTRIBUTIONS = (
@@ -141,3 +142,7 @@ def xla_info(target: Dict[str, Any], pkgs: Dict[str, str]) -> Optional[XlaInfo]:
     if "libtpu" in pkgs or "libtpu-nightly" in pkgs:
         info.notes.append(f"libtpu {pkgs.get('libtpu') or pkgs.get('libtpu-nightly')} is installed")
     return info
+
+
+#: The target's installed distributions, by normalized name.
+STEP = Step("packages", ("target",), packages, lambda m, known: {}, "packages")

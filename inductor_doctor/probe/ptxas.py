@@ -21,6 +21,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from inductor_doctor.core.facts import GPUInfo, PtxasInfo, TritonInfo
 from inductor_doctor.probe import _diskcache
 from inductor_doctor.probe._proc import c_locale_env, run
+from inductor_doctor.probe.step import Step
 
 TIMEOUT_S = 10.0
 MINIMAL_PTX = ".version 6.0\n.target sm_50\n.address_size 64\n"
@@ -150,3 +151,8 @@ def gather(triton: Optional[TritonInfo], env: Mapping[str, str], gpus: Sequence[
             out.append(PtxasInfo(path, source, release_of(path),
                                  {n: a for n, a in answers.items() if a is not None}))
     return out
+
+
+#: Every ptxas Triton may run, asked about the GPUs torch will see.
+STEP = Step("ptxas_binaries", ("triton", "environ", "catalog"),
+            lambda tr, env, catalog: gather(tr, env, catalog[0].gpus), lambda m, known: [], "Triton's ptxas")

@@ -17,31 +17,35 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional
 
 from inductor_doctor.core.model import UsageError
 from inductor_doctor.probe._proc import run
+from inductor_doctor.probe.step import Step
 from inductor_doctor.target import marker, script
 
 #: Printed by `target/describe.py` before its answer.
 MARKER = marker("describe.py")
 
 
-def query(python: str, timeout_s: float = 20.0) -> Dict[str, Any]:
+def query(python: str, timeout_s: float = 20.0,
+          environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """The target's self-description, or `{"error": "..."}` when it is not a working Python; kept
-    while nothing it depends on has changed (never an error: a fix shows at once)."""
+    while nothing it depends on has changed (never an error: a fix shows at once). It runs under
+    `environ` (this process's environment by default)."""
     from inductor_doctor.probe import _diskcache
 
+    env = dict(os.environ if environ is None else environ)
     # The path as given, not only the file it resolves to: a venv's python is a symlink to its base
     # interpreter and answers differently (pyvenv.cfg beside it).
     key = [_diskcache.file_key(python), os.path.abspath(python),
            _diskcache.file_key(str(script("describe.py"))),  # a doctor that asks more asks again
-           sorted((k, v) for k, v in os.environ.items() if k.startswith("PYTHON") or k == "HOME")]
+           sorted((k, v) for k, v in env.items() if k.startswith("PYTHON") or k == "HOME")]
     kept = _diskcache.get("target", key) if key[0] is not None else None
     answer = kept.get("answer") if kept is not None else None
     if isinstance(answer, dict) and _stamps(answer) == kept.get("stamps"):  # type: ignore[union-attr]
         return answer
-    answer = _ask(python, timeout_s)
+    answer = _ask(python, timeout_s, env)
     if "error" not in answer and key[0] is not None:
         _diskcache.put("target", key, {"answer": answer, "stamps": _stamps(answer)})
     return answer
@@ -62,10 +66,10 @@ def _stamps(answer: Dict[str, Any]) -> List[Any]:
     return out
 
 
-def _ask(python: str, timeout_s: float) -> Dict[str, Any]:
+def _ask(python: str, timeout_s: float, env: Mapping[str, str]) -> Dict[str, Any]:
     """Runs from a temporary directory, so that the doctor's working directory cannot shadow packages."""
     with tempfile.TemporaryDirectory(prefix="indoc-target-") as tmp:
-        res = run([python, str(script("describe.py"))], timeout_s=timeout_s, cwd=tmp, env=dict(os.environ))
+        res = run([python, str(script("describe.py"))], timeout_s=timeout_s, cwd=tmp, env=dict(env))
     if res.error:
         return {"error": res.error, "not_python": True}
     if res.timed_out:
@@ -123,3 +127,7 @@ def _located(python: str) -> str:
     if not os.access(path, os.X_OK):
         raise UsageError(f"--python {python}: not executable; give the path of a Python interpreter or venv")
     return str(path)
+
+
+#: The target interpreter's self-description: the first step, that every other reads.
+STEP = Step("target", ("python", "step", "environ"), query, lambda m, known: {"error": m}, "target")

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from inductor_doctor.core.facts import TorchInfo
 from inductor_doctor.probe import _elf
+from inductor_doctor.probe.step import Step
 
 #: One c10 function that takes a `std::string const&`, in both libstdc++ ABIs. libc10 is small and
 #: every torch release since 1.x exports it; which spelling is defined *is* the ABI torch was built
@@ -184,3 +185,7 @@ def torch_info(target: Dict[str, Any], packages: Dict[str, str]) -> Optional[Tor
         info.triton_requirement = req
         info.triton_pin = _specifier(req)
     return info
+
+
+#: torch as its files say (before the GPU catalog adds its arch list: the `torch` step).
+STEP = Step("torch_files", ("target", "packages"), torch_info, what="torch")

@@ -34,7 +34,15 @@ RENDERERS: Dict[Tuple[str, str], str] = {
     ("fix", "shell"): "fix_shell",
     ("fix", "dockerfile"): "fix_dockerfile",
     ("suggest", "text"): "suggest_text",
+    # Not a --format: the one line on stderr when a failing check or plan wrote its report to a file.
+    ("check", "failed-line"): "failed_line",
+    ("plan", "failed-line"): "failed_line",
 }
+
+
+def renders(document: Any, fmt: str) -> bool:
+    """Whether `document` has a renderer for `fmt` (JSON: every document)."""
+    return fmt == "json" or (document.command, fmt) in RENDERERS
 
 
 def render(document: Any, fmt: str, redact: bool = False, **view: Any) -> str:
@@ -47,8 +55,6 @@ def render(document: Any, fmt: str, redact: bool = False, **view: Any) -> str:
     if fmt == "json":
         from inductor_doctor.render.json_out import to_json
 
-        if document.command == "probe":  # the probe has no verdicts to list
-            data = {k: v for k, v in data.items() if k not in ("results", "summary")}
         return to_json(data)
     module = RENDERERS.get((document.command, fmt))
     if module is None:

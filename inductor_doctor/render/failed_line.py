@@ -14,7 +14,7 @@ from typing import Any, Dict, List
 NAMED = 4
 
 
-def render(data: Dict[str, Any], output: str) -> str:
+def render(data: Dict[str, Any], output: str = "", **_: Any) -> str:
     """`inductor-doctor: 1 affected: cxx-compiler-missing on cpu; the report is in FILE`."""
     parts: List[str] = []
     for status in ("affected", "likely", "inconclusive"):

@@ -28,7 +28,7 @@ def load(name: str) -> Dict[str, Any]:
 
 def environment() -> Dict[str, Any]:
     """A report's `environment`: the facts, as declared, and what a report adds beside them
-    (`probe/command.py:environment_of`): the host that gathered them, and the const_data_ptr ABI
+    (`check/environment.py:environment_of`): the host that gathered them, and the const_data_ptr ABI
     verdict the knowledge base reached on the ABI facts."""
     from inductor_doctor.core.declare import json_schema
     from inductor_doctor.core.facts import Facts

@@ -448,10 +448,11 @@ def test_why_versions_says_plainly_that_a_release_cannot_be_installed_here():
     retry warning) in one sentence of the conclusion; the previous release's answer still stands."""
     from types import SimpleNamespace
 
-    from inductor_doctor.commands import why as W
+    from inductor_doctor.why import runs as W
     from inductor_doctor.why import variations as V
     from inductor_doctor.why import versions as R
     from inductor_doctor.why.attempt import Attempt
+    from inductor_doctor.why.conclude import Conclusion, Kind, with_releases
 
     reason = R.pip_error(SimpleNamespace(stderr=PIP_CAPPED, stdout="", why=lambda: "?"))
     assert reason == ("its index could not be reached, and pip then says: Cannot install torch==2.15.0 "
@@ -464,8 +465,8 @@ def test_why_versions_says_plainly_that_a_release_cannot_be_installed_here():
                      Attempt(None, 0.0, b"", 0, error=f"could not install torch==2.15.0: {reason}"))
     previous = W.Tried(V.Variation("torch:2.12.1", "torch 2.12.1", V.RELEASE, cause="previous"),
                        Attempt(1, 9.0, b"ValueError: x\n", 15), status=W.SAME)
-    base = {"kind": "layer", "sentence": "The failure is in Inductor.", "evidence": []}
-    c = W._release_conclusion(base, [newest, previous], "2.13.0+cpu")
+    base = Conclusion(Kind.LAYER, "The failure is in Inductor.")
+    c = with_releases(base, [newest, previous], "2.13.0+cpu").to_dict()
     assert c["sentence"] == ("The failure is in Inductor. torch 2.15.0 (newest release) could not be tried "
                              f"here: could not install torch==2.15.0: {reason}. torch 2.12.1 fails too: it "
                              "is not new in this release.")

@@ -306,11 +306,10 @@ def test_unit_build_with_missing_rank(base_report):
     missing = [r for r in doc["results"] if r["column"] == "rank 1 (node-b, local rank 0)"]
     assert {r["id"] for r in missing} == set(ONLY.split(","))
     assert all(r["status"] == "inconclusive" and "no report from rank 1" in r["reason"] for r in missing)
-    from inductor_doctor.cli import exit_code
     from inductor_doctor.core.model import FailOn
 
-    assert exit_code(document, (FailOn.AFFECTED, False)) == 0
-    assert exit_code(document, (FailOn.INCONCLUSIVE, False)) == 1
+    assert document.exit_code((FailOn.AFFECTED, False)) == 0
+    assert document.exit_code((FailOn.INCONCLUSIVE, False)) == 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,9 +10,9 @@ import pytest
 from fault_canaries.fault_issues import ISSUES
 
 from inductor_doctor.check.engine import CheckOptions, run_checks
-from inductor_doctor.commands.distributed import RankEnv
 from inductor_doctor.core.facts import CudaInfo, Facts, GPUInfo, PythonInfo
 from inductor_doctor.core.model import DeviceKind, Finding, Status, UsageError
+from inductor_doctor.fleet.helper import RankEnv
 from inductor_doctor.fleet.shard import device_filter
 
 

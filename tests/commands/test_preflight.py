@@ -42,8 +42,10 @@ subprocess.Popen.__init__ = _record
 before = set(sys.modules)
 import inductor_doctor
 verdict = inductor_doctor.preflight("cpu")
+# The record and its fingerprint (check/record.py) are all an answer from the record may load of `check/`.
 loaded = sorted(m for m in set(sys.modules) - before if m.split(".")[0] != "inductor_doctor"
-                or m.startswith(("inductor_doctor.probe", "inductor_doctor.check", "inductor_doctor.kb.")))
+                or m.startswith(("inductor_doctor.probe", "inductor_doctor.check", "inductor_doctor.kb."))
+                and m not in ("inductor_doctor.check", "inductor_doctor.check.record"))
 print(json.dumps({"usable": bool(verdict), "cached": verdict.cached, "started": started,
                   "loaded": loaded}))
 """

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_doctor.commands.probe import environment_of
+from inductor_doctor.check.environment import environment_of
 from inductor_doctor.core.facts import AbiInfo, CudaInfo, Facts, GPUInfo, PythonInfo, TorchInfo
 from inductor_doctor.probe import _elf, compiler, cuda, live, relevant_env, target, torch_build
 from inductor_doctor.probe._proc import run
@@ -345,7 +345,7 @@ def test_the_late_stage_is_a_new_snapshot_and_the_first_stays_as_it_was():
 
 
 def test_the_probe_plan_runs_each_step_once_what_it_needs_is_known():
-    from inductor_doctor.probe import Step, plan, run_plan
+    from inductor_doctor.probe import GIVEN, Step, plan, run_plan
 
     order: list = []
 
@@ -361,7 +361,7 @@ def test_the_probe_plan_runs_each_step_once_what_it_needs_is_known():
     assert notes == ["d probe failed: ZeroDivisionError: division by zero"]
     with pytest.raises(ValueError, match="needs nothing produces"):
         run_plan([step("e", "nowhere")], {})
-    produced = {s.name for s in plan()} | {"python", "environ", "step"}
+    produced = {s.name for s in plan()} | set(GIVEN)
     assert all(n in produced for s in plan() for n in s.needs)
     from inductor_doctor.core.declare import walk
 

@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 from conftest import run_cli
 
-from inductor_doctor.commands.triage import (
+from inductor_doctor.core.model import DeviceKind, KnownIssue, Severity, Signature, UsageError, Workaround
+from inductor_doctor.kb import registry
+from inductor_doctor.schemas import validate
+from inductor_doctor.triage.engine import (
     EXACT,
     PARTIAL,
     VERSION_ONLY,
@@ -26,9 +29,6 @@ from inductor_doctor.commands.triage import (
     triage_stream,
     triage_text,
 )
-from inductor_doctor.core.model import DeviceKind, KnownIssue, Severity, Signature, UsageError, Workaround
-from inductor_doctor.kb import registry
-from inductor_doctor.schemas import validate
 from inductor_doctor.triage.scan import MAX_COUNT, normalize, required_literals
 from inductor_doctor.triage.versions import versions_mentioned
 
@@ -464,7 +464,7 @@ def test_the_streaming_entry_point_takes_lines_and_stays_small():
     assert ids(result) == ["constexpr"] and result.matches[0].evidence[0].line == 2
     code = (
         "import resource, sys\n"
-        "from inductor_doctor.commands.triage import triage_stream\n"
+        "from inductor_doctor.triage.engine import triage_stream\n"
         "def lines():\n"
         "    yield '@triton.jit\\n'\n"
         "    for i in range(3_000_000):\n"

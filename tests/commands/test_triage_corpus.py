@@ -17,8 +17,8 @@ from typing import Dict, List, Optional
 
 import pytest
 
-from inductor_doctor.commands.triage import EXACT, LogInput, triage_text
 from inductor_doctor.kb import registry
+from inductor_doctor.triage.engine import EXACT, LogInput, triage_text
 from inductor_doctor.triage.scan import lowered, normalize
 from inductor_doctor.triage.versions import in_range, versions_mentioned
 

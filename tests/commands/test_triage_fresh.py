@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # test_triage_corpus, 
 
 from test_triage_corpus import Entry, load, resolve  # noqa: E402
 
-from inductor_doctor.commands.triage import EXACT, LogInput, triage_text  # noqa: E402
 from inductor_doctor.kb import registry  # noqa: E402
+from inductor_doctor.triage.engine import EXACT, LogInput, triage_text  # noqa: E402
 from inductor_doctor.triage.scan import normalize  # noqa: E402
 
 FRESH = HERE / "data" / "triage" / "fresh"

@@ -2,8 +2,9 @@
 
 Every `import` in the package, at module level or inside a function, under `TYPE_CHECKING` or not,
 is an edge; each module has a layer; an edge may only point to a lower layer, or sideways inside
-one package, between services, or between commands. Renderers may see only the vocabulary, so what they print
-can come from nothing but a document.
+one package or between services. A command never imports another: what two commands share is a
+service below them. Renderers may see only the vocabulary, so what they print can come from nothing
+but a document.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ LAYERS: Tuple[Tuple[str, int], ...] = (
     ("inductor_doctor.fix", 4),
     ("inductor_doctor.run", 4),
     ("inductor_doctor.why", 4),
-    # 5 commands: a request in, a document out, one module each; and the exception hook they share
+    # 4.5 the exception hook: above the services it uses (the triage), below the command that installs it
+    ("inductor_doctor.hook", 4.5),
+    # 5 commands: a request in, a document out, one module each, none importing another
     ("inductor_doctor.commands", 5),
-    ("inductor_doctor.hook", 5),
     # 6 documents out as text
     ("inductor_doctor.render", 6),
     # 7 the faces: the command line, the console script (and its click-free `run`), and the package's
@@ -115,13 +117,23 @@ def test_imports_point_down_only():
             if mine == RENDER:
                 ok = theirs == VOCABULARY or target.startswith("inductor_doctor.render")
             else:
-                # Sideways only within a package, among the vocabulary, service to service (a `why`
-                # attempt reads output as `run` captures it) or command to command; never up.
-                ok = theirs < mine or (theirs == mine and (same_package or mine in (VOCABULARY, 4, 5)))
+                # Sideways only within a package, among the vocabulary, or service to service (a `why`
+                # attempt reads output as `run` captures it); never up, and never command to command.
+                ok = theirs < mine or (theirs == mine and (same_package or mine in (VOCABULARY, 4)))
             if not ok:
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: {module} (layer {mine}) imports "
                              f"{target} (layer {theirs})")
     assert not wrong, "imports that point up a layer:\n" + "\n".join(wrong)
+
+
+def test_no_command_imports_another():
+    """A command is a verb over services: one that needs another's machinery calls the service both use
+    (`check/flow.py`, `triage/engine.py`, `report/block.py`), never the other command."""
+    commands = {m for m in ALL if m.startswith("inductor_doctor.commands.")}
+    wrong = [f"{ALL[m].relative_to(PACKAGE.parent)}:{line}: {m} imports {t}"
+             for m in sorted(commands) for t, line in imports(m, ALL[m])
+             if t.startswith("inductor_doctor.commands") and t != m]
+    assert not wrong, "commands importing commands:\n" + "\n".join(wrong)
 
 
 def test_no_import_loops():

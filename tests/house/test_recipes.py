@@ -100,33 +100,41 @@ def _files(root: Path) -> Dict[str, bytes]:
             if p.is_file() and "__pycache__" not in p.parts and p.parts[len(root.parts)] != "cache"}
 
 
-COMMAND_MODULE = '''"""`inductor-doctor count`: how many known issues there are (the recipe\'s example)."""
+COMMAND_MODULE = '''"""`inductor-doctor count`: how many issues a check would look at (the recipe\'s example).
+
+The verb: the selection is the service's (`check.flow.select_issues`, what `check --only/--skip`
+checks); the command returns its document.
+"""
 
 from dataclasses import dataclass
 from typing import Any, Dict
 
-from inductor_doctor.kb import registry
+from inductor_doctor.check.flow import select_issues
+from inductor_doctor.core.document import Document
+from inductor_doctor.kb import KB_VERSION
 
 
 @dataclass
-class Count:
+class Count(Document):
     issues: int
-    command = "count"
+    command: str = "count"
+    kb_version: str = KB_VERSION
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"schema": "inductor-doctor/count/v1", "issues": self.issues}
+    def body(self) -> Dict[str, Any]:
+        return {"issues": self.issues}
 
 
 def count_issues() -> Count:
-    return Count(len(registry()))
+    return Count(len(select_issues(only=(), skip=())))
 '''
 
 COMMAND_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://inductor-doctor.invalid/schemas/count.schema.json",
     "type": "object",
-    "required": ["schema", "issues"],
-    "properties": {"schema": {"const": "inductor-doctor/count/v1"}, "issues": {"type": "integer"}},
+    "required": ["schema", "tool_version", "kb_version", "issues"],
+    "properties": {"schema": {"const": "inductor-doctor/count/v1"}, "tool_version": {"type": "string"},
+                   "kb_version": {"type": "string"}, "issues": {"type": "integer"}},
     "additionalProperties": False,
 }
 
@@ -164,7 +172,7 @@ def test_recipe_2_a_command_is_a_module_a_schema_a_renderer_and_a_click_command(
     number = int(shown.stdout.split()[0])
     as_json = doctor(copy, ["count", "--format", "json"])
     data = json.loads(as_json.stdout)
-    assert data == {"schema": "inductor-doctor/count/v1", "issues": number} and number > 30
+    assert data["schema"] == "inductor-doctor/count/v1" and data["issues"] == number and number > 30
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(data, COMMAND_SCHEMA)
     env = doctor(copy, ["count"], INDUCTOR_DOCTOR_FORMAT="json")  # every option reads its variable
@@ -190,6 +198,37 @@ def test_recipe_2_every_command_has_one_module_a_schema_and_a_renderer():
     for command in documents:
         assert (SCHEMA_DIR / f"{command}.schema.json").is_file(), command
         assert any(c == command for c, _ in RENDERERS), command
+
+
+def test_recipe_2_every_document_is_one_document_type():
+    """Every command's document is a `Document` (core/document.py): its JSON is the one envelope and
+    its body (no document writes its own `to_dict`, so no schema id is spelled by hand), no field of it
+    hides the base's members, and its exit code is its own: `cli.deliver` switches on no command name."""
+    import dataclasses
+    import importlib
+
+    from inductor_doctor.core.document import Document
+
+    for module in sorted((REPO / "inductor_doctor").rglob("*.py")):
+        rel = module.relative_to(REPO).with_suffix("")
+        if rel.parts[1] in ("commands", "triage", "fleet", "report", "core") and rel.name != "__init__":
+            importlib.import_module(".".join(rel.parts))
+
+    def subclasses(cls: type) -> List[type]:
+        return [c for s in cls.__subclasses__() for c in (s, *subclasses(s))]
+
+    documents = [d for d in subclasses(Document) if d.__module__.startswith("inductor_doctor.")]
+    named = set()
+    for d in documents:
+        assert "to_dict" not in vars(d), f"{d.__name__} writes its own envelope"
+        own = {f.name: f.default for f in dataclasses.fields(d)}
+        assert not set(own) & set(dir(Document)), f"{d.__name__} hides a member of Document"
+        named.add(own.get("command", getattr(d, "command", None)))
+    # `check`, `plan` and `probe` are `Report`s (ProbeDocument, PlanReport) that name theirs when made.
+    assert {"list", "explain", "triage", "merge", "report", "fix", "run", "why", "hook", "suggest",
+            "preflight"} <= named
+    cli = (REPO / "inductor_doctor" / "cli.py").read_text()
+    assert "document.command" not in cli and "def exit_code" not in cli
 
 
 def test_recipe_3_a_format_is_a_renderer_and_a_line(copy: Path):
@@ -221,7 +260,7 @@ FACT_PROBE = '''"""The kernel's transparent hugepage mode, read from sysfs."""
 
 from typing import Mapping, Optional
 
-from inductor_doctor.probe import Step
+from inductor_doctor.probe.step import Step
 
 SYSFS = "/sys/kernel/mm/transparent_hugepage/enabled"
 

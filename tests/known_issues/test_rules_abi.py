@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from inductor_doctor.commands.probe import environment_of
+from inductor_doctor.check.environment import environment_of
 from inductor_doctor.core.facts import AbiInfo, Facts, PythonInfo
 from inductor_doctor.core.model import Status
 from inductor_doctor.kb.const_data_ptr_abi import judge, rule

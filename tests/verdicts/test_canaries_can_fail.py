@@ -135,7 +135,7 @@ def test_cpu_canaries_compile_their_kernels_on_threads_and_nothing_else_does(tmp
     """A CPU canary gets the threads the check allows (C++ kernels compile on plain threads, as in a
     user's own compile) with Triton's pool kept cold; a GPU or toolchain canary keeps one thread;
     INDUCTOR_DOCTOR_COMPILE_THREADS overrides both."""
-    from inductor_doctor.check.runner import CPU_THREADS_ENV, canary_env
+    from inductor_doctor.check.canary_env import CPU_THREADS_ENV, canary_env
 
     allowed = {CPU_THREADS_ENV: "4"}
     cpu = canary_env({}, tmp_path, allowed, "cpu")
@@ -153,7 +153,7 @@ def test_the_check_allows_cpu_threads_only_where_no_compile_pool_comes_with_them
     subject), so a CPU canary there keeps one."""
     from types import SimpleNamespace
 
-    from inductor_doctor.commands.check import cpu_compile_threads
+    from inductor_doctor.check.canary_env import cpu_compile_threads
 
     def facts(version):
         return SimpleNamespace(torch=SimpleNamespace(version=version))

@@ -1,4 +1,4 @@
-"""The one door from `run`, `why` and the exception hook into the log triage.
+"""The one door from `run`, `why` and the exception hook into the log triage (`triage/engine.py`).
 
 All three hold a failing program's output as bytes (what `Capture` kept, a traceback the hook
 formatted) rather than a log file, so they share this function, and only it knows how the triage is
@@ -7,7 +7,7 @@ called. Imported only once something failed: a succeeding command never loads th
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 
 def triage_output(data: bytes, source: str) -> Any:
@@ -15,8 +15,8 @@ def triage_output(data: bytes, source: str) -> Any:
     it printed nothing to read. Binary bytes in it are dropped, never refused: the program wrote them."""
     import io
 
-    from inductor_doctor.commands.triage import triage_stream
     from inductor_doctor.core.codes import UsageError
+    from inductor_doctor.triage.engine import triage_stream
 
     text = data.replace(b"\x00", b"")
     if not text.strip():
@@ -55,17 +55,3 @@ def summary(result: Any) -> Dict[str, Any]:
 
 def matched_ids(result: Any, limit: int = 3) -> List[str]:
     return [] if result is None else [m.issue.id for m in result.matched[:limit]]
-
-
-def confirm_here(ids: List[str], timeout_s: Optional[float], python: Optional[str] = None) -> Dict[str, Any]:
-    """The matched issues' checks, canaries included, run now on this machine (`check --only`)."""
-    from inductor_doctor.commands.check import CheckRequest, run_check
-    from inductor_doctor.core.codes import UsageError
-
-    if not ids:
-        return {"ran": False, "results": [], "error": None}
-    try:
-        report = run_check(CheckRequest(python=python, only=list(ids), timeout_s=timeout_s, remember=False))
-    except UsageError as exc:
-        return {"ran": False, "results": [], "error": str(exc)}
-    return {"ran": True, "results": [f.to_dict() for f in report.findings], "error": None}

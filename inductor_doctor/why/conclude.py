@@ -1,0 +1,229 @@
+"""`why`'s answer: one `Conclusion`, read from the runs in the order of the variations.
+
+The answer is decided in the variations' order, never by which finished first: an environment
+variation that makes the command pass names the cause and proves its workaround, unless one before
+it in the order already did; torch.compile disabled that still fails says the error is not the
+compiler's; otherwise the backend step-down names the layer that fails (Dynamo, AOTAutograd,
+Inductor); and when nothing changes the outcome, the conclusion says so plainly. `--versions` then
+adds what other torch releases say (fixed in the newest, a regression, present upstream).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from inductor_doctor.why import variations as V
+from inductor_doctor.why.attempt import Attempt
+from inductor_doctor.why.runs import NOT_RUN, OTHER, PASSED, SAME, STOPPED, Tried, decides
+
+
+class Kind(str, enum.Enum):
+    """What the answer is: the cause in the environment, the program itself, a compiler layer, a
+    torch release, nothing found, or no failure at all."""
+
+    ENVIRONMENT = "environment"
+    PROGRAM = "program"
+    LAYER = "layer"
+    RELEASE = "release"
+    NONE = "none"
+    BASELINE_PASSED = "baseline-passed"
+
+
+@dataclass(frozen=True)
+class Conclusion:
+    """One sentence with its evidence, the variation that decided it, and the workaround it proved."""
+
+    kind: Kind
+    sentence: str
+    evidence: Tuple[str, ...] = ()
+    variation: Optional[str] = None  # the deciding variation's key
+    workaround: Optional[str] = None  # proved here, where the kind has one
+    unset: Tuple[str, ...] = ()  # the settings whose removal made it pass
+    issue: Optional[str] = None  # the known issue whose workaround it was
+    layer: Optional[str] = None  # dynamo | aot_autograd | inductor (kind "layer")
+    versions: Optional[str] = None  # why --versions tried no other release
+    upstream: bool = False  # present in the newest release: report it upstream
+
+    @property
+    def decided(self) -> bool:
+        """Whether a cause was named (the exit code: 0, else 1)."""
+        return self.kind not in (Kind.NONE, Kind.BASELINE_PASSED)
+
+    def to_dict(self) -> Dict[str, Any]:
+        if self.kind is Kind.BASELINE_PASSED:
+            out: Dict[str, Any] = {"kind": self.kind.value, "sentence": self.sentence,
+                                   "workaround": self.workaround, "evidence": list(self.evidence),
+                                   "variation": self.variation}
+        else:
+            out = {"kind": self.kind.value, **({"layer": self.layer} if self.layer else {}),
+                   "variation": self.variation, "unset": list(self.unset), "issue": self.issue,
+                   "sentence": self.sentence, "workaround": self.workaround, "evidence": list(self.evidence)}
+        if self.versions is not None:
+            out["versions"] = self.versions
+        if self.upstream:
+            out["upstream"] = True
+        return out
+
+
+def baseline_passed(baseline: Attempt) -> Conclusion:
+    return Conclusion(Kind.BASELINE_PASSED, (
+        f"The command succeeded here (exit 0 in {baseline.duration_s:.1f}s): there is no failure to "
+        "diagnose. A failure that comes and goes points at the caches or the machine's load; run "
+        "`inductor-doctor check`."))
+
+
+def conclude(baseline: Attempt, tried: List[Tried], scrub: Sequence[str],
+             triage: Optional[Dict[str, Any]] = None) -> Conclusion:
+    """One sentence with its evidence, from the variations in their order."""
+    base = baseline.fingerprint(scrub)
+    evidence = [f"as it is: exit {baseline.returncode} in {baseline.duration_s:.1f}s: {base}"]
+    narrowed = [t for t in tried if t.variation.key.startswith("narrow-") and t.status == PASSED]
+    for t in tried:
+        if t.variation.key.startswith("narrow-"):
+            continue
+        if t.status == NOT_RUN and t.attempt is None:
+            break
+        if not decides(t):
+            continue
+        v = t.variation
+        assert t.attempt is not None
+        if v.kind == V.ENVIRONMENT:
+            unset = list(v.unset_env)
+            workaround, cause = v.workaround, v.cause
+            if narrowed and v.key.startswith("unset:"):
+                unset = list(narrowed[0].variation.unset_env)
+                workaround = narrowed[0].variation.workaround
+                cause = narrowed[0].variation.cause
+            evidence.append(f"{v.label}: passes (exit 0 in {t.attempt.duration_s:.1f}s)")
+            evidence += _others(tried, t)
+            proved = f"; the workaround, proved here: `{workaround}`." if workaround else "."
+            sentence = f"The cause is {cause}: the command passes {_with(v.label)}{proved}"
+            return Conclusion(Kind.ENVIRONMENT, sentence, tuple(evidence), v.key, workaround, tuple(unset),
+                              v.issue)
+        line = t.attempt.fingerprint(scrub)
+        how = "the same error" if t.status == SAME else f"another error ({line})"
+        evidence.append(f"{v.label}: fails with {how}")
+        return Conclusion(Kind.PROGRAM, "It fails with torch.compile disabled too: the error is in the "
+                          "program (or in torch itself), not in the compiler stack; no variation of the "
+                          "compiler can fix it.", tuple(evidence), v.key)
+    return _layer(tried, evidence, triage)
+
+
+def _with(label: str) -> str:
+    """A variation's label after "passes": "with fresh caches", "without your settings (CXX)"."""
+    return label if label.startswith(("with ", "without ")) else f"with {label}"
+
+
+def _others(tried: List[Tried], winner: Tried) -> List[str]:
+    """What else was tried before the winner, briefly: the evidence that it is this and not those."""
+    out = []
+    for t in tried:
+        if t is winner:
+            break
+        if t.attempt is not None and t.status not in (STOPPED, NOT_RUN):
+            out.append(f"{t.variation.label}: {t.status}")
+    return out[:6]
+
+
+def _layer(tried: List[Tried], evidence: List[str], triage: Optional[Dict[str, Any]]) -> Conclusion:
+    """No environment variation decided: which backend layer fails, if the step-down says."""
+    by_key = {t.variation.key: t for t in tried}
+    disabled, eager, aot = (by_key.get(k) for k in ("compile-disabled", "backend:eager", "backend:aot_eager"))
+    for t in tried:
+        if t.attempt is not None and t.status not in (STOPPED, NOT_RUN) and t.variation.kind != V.LAYER:
+            evidence.append(f"{t.variation.label}: {t.status}")
+    ran = [t for t in (eager, aot) if t is not None and t.attempt is not None and t.status != STOPPED]
+    calls = [t.attempt.compile_calls for t in ran if t.attempt is not None]
+    if disabled is not None and disabled.status == PASSED and ran:
+        for t in ran:
+            evidence.append(f"{t.variation.label}: {t.status}")
+        if calls and all(c == 0 for c in calls):
+            return _none(evidence, "the program never calls torch.compile, so the backend could not be "
+                                   "stepped down")
+        if eager is not None and eager.status in (SAME, OTHER):
+            return _layer_answer("dynamo", "backend:eager", "Dynamo (graph capture)",
+                                 'backend="eager" fails too', None, evidence)
+        if aot is not None and aot.status in (SAME, OTHER) and eager is not None and eager.status == PASSED:
+            return _layer_answer("aot_autograd", "backend:aot_eager", "AOTAutograd (the traced joint graph)",
+                                 'backend="eager" passes and backend="aot_eager" fails',
+                                 'torch.compile(..., backend="eager")', evidence)
+        if aot is not None and aot.status == PASSED:
+            answer = _layer_answer("inductor", "backend:aot_eager",
+                                   "Inductor (code generation and its compilers)",
+                                   'backend="aot_eager" passes', 'torch.compile(..., backend="aot_eager")',
+                                   evidence)
+            if triage and triage.get("matched"):
+                answer = replace(answer, sentence=answer.sentence + (
+                    f" Its output matches {triage['id']} ({triage['confidence']}): `{triage['explain']}`."))
+            return answer
+    return _none(evidence, None)
+
+
+def _layer_answer(layer: str, variation: str, name: str, because: str, workaround: Optional[str],
+                  evidence: List[str]) -> Conclusion:
+    sentence = (f"No setting of this machine explains it: the failure is in {name}, since {because} "
+                "(and the program passes with torch.compile disabled)")
+    sentence += f"; until it is fixed, {workaround} avoids it." if workaround else "."
+    return Conclusion(Kind.LAYER, sentence, tuple(evidence), variation, workaround, layer=layer)
+
+
+def _none(evidence: List[str], why_not: Optional[str]) -> Conclusion:
+    sentence = "None of the variations changes the outcome"
+    sentence += f" ({why_not})." if why_not else "."
+    sentence += (" If it fails on the newest torch release too, report it upstream with the report block "
+                 "(`--report FILE`).")
+    return Conclusion(Kind.NONE, sentence, tuple(evidence))
+
+
+# --- other torch releases (--versions) ------------------------------------------------------------
+
+
+def wants_releases(conclusion: Conclusion, run_all: bool) -> bool:
+    """Other torch releases are tried when the answer is still in the compiler (a layer, or nothing
+    found), or with --all."""
+    return conclusion.kind in (Kind.LAYER, Kind.NONE) or run_all
+
+
+def releases_not_tried(conclusion: Conclusion, why_not: str) -> Conclusion:
+    return replace(conclusion, versions=f"not tried: {why_not}")
+
+
+def with_releases(conclusion: Conclusion, tried: List[Tried], installed: str) -> Conclusion:
+    """What the newest and the previous release add: fixed in the newest (the answer), present in
+    the newest (report it upstream), a regression, or not new."""
+    by_role = {t.variation.cause: t for t in tried}
+    newest, previous = by_role.get("newest"), by_role.get("previous")
+    if newest is not None and newest.status == PASSED:
+        release = newest.variation.key.split(":", 1)[1]
+        return replace(
+            conclusion, kind=Kind.RELEASE, variation=newest.variation.key,
+            workaround=newest.variation.workaround,
+            sentence=f"Fixed in torch {release}: the command passes with it (in a scratch venv) and "
+                     f"fails with torch {installed}; the workaround, proved here: "
+                     f"`{newest.variation.workaround}`." + (f" {newest.note}" if newest.note else ""),
+            evidence=(*conclusion.evidence, f"{newest.variation.label}: passes"))
+    extra = []
+    for t in (newest, previous):
+        if t is not None and t.attempt is not None and t.attempt.error and t.status == NOT_RUN:
+            release = t.variation.key.split(":", 1)[1]
+            extra.append(f"torch {release} ({t.variation.cause} release) could not be tried here: "
+                         f"{t.attempt.error}.")
+    upstream = conclusion.upstream
+    if newest is None or newest.status in (SAME, OTHER):
+        which = newest.variation.key.split(":", 1)[1] if newest is not None else installed.split("+")[0]
+        extra.append(f"It is present in the newest release (torch {which}): report it upstream "
+                     "(`--report FILE` writes the report block).")
+        upstream = True
+    extra += [t.note for t in tried if t.note and t.status != NOT_RUN]
+    if previous is not None and previous.status == PASSED:
+        release = previous.variation.key.split(":", 1)[1]
+        extra.append(f"It is new in torch {installed.split('+')[0]}: torch {release} passes (a regression).")
+    elif previous is not None and previous.status in (SAME, OTHER):
+        release = previous.variation.key.split(":", 1)[1]
+        extra.append(f"torch {release} fails too: it is not new in this release.")
+    if not extra:
+        return replace(conclusion, upstream=upstream)
+    return replace(conclusion, upstream=upstream, sentence=conclusion.sentence + " " + " ".join(extra),
+                   evidence=(*conclusion.evidence, *(f"{t.variation.label}: {t.status}" for t in tried)))
