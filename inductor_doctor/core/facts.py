@@ -559,7 +559,7 @@ class BisectState:
     status_file: Optional[str] = None  # its bisect_status.txt, when there
     backend: Optional[str] = None  # the stage it names: "eager", "aot_eager", "inductor"
     subsystem: Optional[str] = None  # the subsystem it disables within that backend, if any
-    modified: Optional[str] = fact(None, key=False)  # when the status was last written (ISO, UTC)
+    modified: Optional[str] = None  # when the status was last written (ISO, UTC)
 
 
 @dataclass
