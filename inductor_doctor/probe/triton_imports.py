@@ -46,31 +46,41 @@ def scan(target: Dict[str, Any], triton: Optional[TritonInfo], budget_s: float) 
     here = _Triton(triton.path)
     seen: Set[str] = set()
     for folder in [p for p in target.get("sys_path") or [] if isinstance(p, str) and os.path.isdir(p)]:
-        try:
-            infos = sorted(n for n in os.listdir(folder) if n.endswith(".dist-info"))
-        except OSError:
-            continue
-        for info in infos:
-            parts = info[: -len(".dist-info")].split("-")
-            if len(parts) != 2:
-                continue
-            dist, version = normalize(parts[0]), parts[1]
-            if dist in seen or dist in SKIP:
-                continue
-            seen.add(dist)
-            path = os.path.join(folder, info)
-            if dist not in KNOWN_USERS and not _requires_triton(path):
-                continue
+        for dist, version, info in _users(folder, seen):
             if time.monotonic() > deadline:
                 out.complete = False
                 return out
-            found = _imports(folder, path)
+            found = _imports(folder, info)
             out.packages.append(f"{dist} {version}")
             out.imports += len(found)
             for rel, line, module, name in found:
                 if not here.has(module, name):
                     out.missing.append(TritonImport(dist, version, rel, line, module, name))
     return out
+
+
+def _users(folder: str, seen: Set[str]) -> List[Tuple[str, str, str]]:
+    """(name, version, dist-info) of the packages in `folder` that use Triton's API and that an earlier
+    folder did not have (`seen` gains every package here), kept under the folder's mtime."""
+    try:
+        infos = sorted(n for n in os.listdir(folder) if n.endswith(".dist-info"))
+        mtime = os.stat(folder).st_mtime_ns
+    except OSError:
+        return []
+    fresh = []
+    for info in infos:
+        parts = info[: -len(".dist-info")].split("-")
+        if len(parts) == 2 and normalize(parts[0]) not in seen:
+            seen.add(normalize(parts[0]))
+            fresh.append((normalize(parts[0]), parts[1], info))
+    key = [FORM, os.path.realpath(folder), mtime, [i for _, _, i in fresh]]
+    kept = _diskcache.get("triton-users", key)
+    if kept is not None and isinstance(kept.get("value"), list):
+        return [tuple(x) for x in kept["value"]]  # type: ignore[misc]
+    users = [(d, v, os.path.join(folder, i)) for d, v, i in fresh
+             if d not in SKIP and (d in KNOWN_USERS or _requires_triton(os.path.join(folder, i)))]
+    _diskcache.put("triton-users", key, {"value": users})
+    return users
 
 
 def _requires_triton(dist_info: str) -> bool:
