@@ -44,6 +44,7 @@ def started(tmp_path_factory):
     _bisector(cache, "end")
 
 
+@pytest.mark.slow  # the bisector and a compile that compiles nothing: ~13 s
 def test_a_started_bisection_silently_turns_a_plain_compile_eager_and_the_check_says_so(started):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(started))
     graphs, code = subprocess.run([sys.executable, "-c", COMPILE], env=env, capture_output=True, text=True,
@@ -56,7 +57,7 @@ def test_a_started_bisection_silently_turns_a_plain_compile_eager_and_the_check_
     assert f"rm -rf '{started / 'bisect'}'" in [w["command"] for w in finding["workarounds"]]
 
 
-@pytest.mark.slow  # a real Inductor compile of a C++ kernel: ~50 s on a 2-core machine
+@pytest.mark.heavy  # a real Inductor compile of a C++ kernel: ~50 s on a 2-core machine
 def test_after_end_the_same_compile_uses_inductor_and_the_check_is_ok(tmp_path):
     cache = tmp_path / "inductor"
     _bisector(cache, "start")
