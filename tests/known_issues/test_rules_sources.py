@@ -128,6 +128,29 @@ def test_a_log_is_told_which_triton_releases_have_the_name(line, triton, says):
     assert says in annotate(API, line, triton=triton)
 
 
+def _attribute_fact(line: str, **versions: str):
+    from inductor_doctor.triage.context import LogContext, Sighting
+    from inductor_doctor.triage.facts import TRITON_ATTRIBUTE, triton_name_removed
+
+    seen = {(TRITON_ATTRIBUTE, 0): Sighting(1, [line])}
+    return triton_name_removed(LogContext(seen), {k: [v] for k, v in versions.items()})
+
+
+# The attribute lines of triton-lang/triton#4918, vllm-project/vllm#29062, triton-lang/triton#695 (in
+# tests/data/triage/) and state-spaces/mamba#219.
+def test_an_attribute_a_later_triton_removed_is_sure_and_one_every_triton_or_the_logs_has_is_not():
+    log1p = "AttributeError: module 'triton.language.math' has no attribute 'log1p'. Did you mean: 'log2'?"
+    found = _attribute_fact(log1p)
+    assert found is not None and found[1].startswith("Triton 3.0.0 removed log1p")
+    assert _attribute_fact(log1p, triton="2.2.0") is None  # the log's own Triton has it
+    assert _attribute_fact(log1p, triton="3.1.0") is not None
+    constexpr_function = "AttributeError: module 'triton.language' has no attribute 'constexpr_function'"
+    assert "Triton 3.5.0 removed constexpr_function" in _attribute_fact(constexpr_function)[1]
+    assert _attribute_fact("AttributeError: module 'triton.language' has no attribute 'constexpr'") is None
+    # newer than an old Triton (math arrived in 2.1.0): not a removal
+    assert _attribute_fact("AttributeError: module 'triton.language' has no attribute 'math'") is None
+
+
 def test_the_probe_reads_a_real_package_beside_a_real_triton_and_a_repeat_is_cheap(tmp_path):
     """The reader's semantics on files: a module the Triton tree lacks, a name its module does not define,
     and ones it does (the real Triton and bitsandbytes are in test_states_extensions.py, -m envs)."""
