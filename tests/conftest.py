@@ -173,9 +173,66 @@ def pytest_unconfigure(config) -> None:
     _restore(config)  # a session that never finished (a usage error) still leaves nothing
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption("--cpu-durations", type=int, default=None, metavar="N",
+                     help="show the N tests that used the most CPU (the test's process and every "
+                     "child it waited for: the CLI, its canaries, the compilers), which the machine's "
+                     "load does not inflate as it does wall time")
+
+
+_CPU_KEY = pytest.StashKey[Dict[str, float]]()
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item) -> None:
+    if item.config.getoption("--cpu-durations") is not None:
+        item._indoc_cpu_start = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield  # the teardown's own report is made after this: it carries the figure
+    start = getattr(item, "_indoc_cpu_start", None)
+    if start is not None:
+        item.user_properties.append(("cpu_s", round(_cpu_seconds() - start, 2)))
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Collects each test's CPU seconds (from its worker too, under xdist: user_properties travel)."""
+    if report.when != "teardown":
+        return
+    for name, value in getattr(report, "user_properties", ()):
+        if name == "cpu_s":
+            config = _CONFIG
+            if config is not None:
+                config.stash.setdefault(_CPU_KEY, {})[report.nodeid] = value
+
+
+_CONFIG = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session) -> None:
+    global _CONFIG
+    _CONFIG = session.config
+
+
 def pytest_terminal_summary(terminalreporter, config) -> None:
     for line in config.stash.get(_LEFT_KEY, []):
         terminalreporter.write_line(line, red=line.startswith("LEFT"))
+    count = config.getoption("--cpu-durations")
+    cpu = config.stash.get(_CPU_KEY, {})
+    if count is not None and cpu:
+        terminalreporter.write_sep("=", f"CPU seconds: {sum(cpu.values()):.0f} in all, the {count} largest")
+        for nodeid, seconds in sorted(cpu.items(), key=lambda kv: -kv[1])[:count]:
+            terminalreporter.write_line(f"{seconds:8.1f}  {nodeid}")
 
 
 def sigint_as_a_terminal_leaves_it() -> None:

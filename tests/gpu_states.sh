@@ -190,6 +190,99 @@ time.sleep(1800)
   rm -f "$ready"
 }
 
+# --- extensions built without this GPU's code (extension-gpu-arch-missing) -------------------------------
+# A one-kernel CUDA extension, a real package built by torch's own CUDAExtension with nvcc for one
+# architecture that cannot run here, installed into a scratch venv over $PY's site-packages: calling
+# its op must fail with "no kernel image is available", and the check must say so on cuda:0. Built
+# again with +PTX of that architecture, the driver compiles its PTX here: ok.
+classes_gpu_states() {
+  command -v nvidia-smi >/dev/null || { echo "    (no nvidia-smi here: skipped)"; return 0; }
+  local cap other scratch src venv
+  cap=$("$PY" -c 'import torch; print("%d.%d" % torch.cuda.get_device_capability(0))' 2>/dev/null) || {
+    echo "    (no CUDA torch for $PY: skipped)"; return 0; }
+  case $cap in 8.*) other=7.5 ;; *) other=8.0 ;; esac
+  scratch=$(mktemp -d)
+  src="$scratch/src"
+  mkdir -p "$src"
+  cat > "$src/k.cu" <<'CU'
+#include <torch/extension.h>
+#include <c10/cuda/CUDAException.h>
+__global__ void add_one(float* x, int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) x[i] += 1.0f;
+}
+torch::Tensor bump(torch::Tensor x) {
+  add_one<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), x.numel());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return x;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("bump", &bump); }
+CU
+  cat > "$src/setup.py" <<'PY'
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+setup(name="indoc-arch-probe", version="1.0", ext_modules=[CUDAExtension("indoc_arch_probe", ["k.cu"])],
+      cmdclass={"build_ext": BuildExtension})
+PY
+  for arch in "$other" "$other+PTX"; do
+    venv="$scratch/venv-${arch//+/-}"
+    "$PY" -m venv --system-site-packages "$venv"
+    if ! TORCH_CUDA_ARCH_LIST=$arch "$venv/bin/python" -m pip install -q --no-build-isolation --no-deps \
+        "$src" >"$scratch/build.log" 2>&1; then
+      echo "    (building the extension for $arch failed: skipped)"; tail -3 "$scratch/build.log" | sed 's/^/    /'
+      continue
+    fi
+    rm -rf "$src/build"
+    echo "=== run: an extension built for $arch only, on sm_${cap/./}"
+    "$venv/bin/python" -c 'import torch, indoc_arch_probe as m
+print("    op ran:", m.bump(torch.zeros(4, device="cuda"))[:2].tolist())' 2>&1 | tail -1 | sed 's/^/    /'
+    if [ "$arch" = "$other" ]; then
+      echo "    expect: RuntimeError: CUDA error: no kernel image is available for execution on the device"
+      PY="$venv/bin/python" state "an extension built for $arch only" \
+        "extension-gpu-arch-missing affected on cuda:0: 'indoc-arch-probe 1.0 (indoc_arch_probe...so has sm_${other/./})'"
+    else
+      echo "    expect: op ran: [1.0, 1.0]"
+      PY="$venv/bin/python" state "an extension built for $arch" \
+        "extension-gpu-arch-missing ok on cuda:0: '... through PTX the driver compiles on first use'"
+    fi
+  done
+  rm -rf "$scratch"
+  # cuda-malloc-async-graphs: the canary compiles with mode="reduce-overhead" under the allocator the
+  # user chose; the static rule reads the variable.
+  canary_state "PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync" \
+    "cuda-malloc-async-graphs affected on cuda:0, 'canary reproduced it: cudaMallocAsync does not yet support checkPoolLiveAllocations', and the reason says what slow_path_cudagraph_asserts=False did" \
+    cuda-malloc-async-graphs PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync
+  canary_state "torch's own allocator" "cuda-malloc-async-graphs not-applicable (no backend:cudaMallocAsync)" \
+    cuda-malloc-async-graphs
+  # cublas-pairing: the GEMM canary with the cuBLAS wheel as installed, then with another release of it in
+  # a scratch venv over $PY's site-packages (the host's own wheel is never touched).
+  canary_state "cuBLAS as installed" \
+    "cublas-pairing ok on each cuda:N ('6 cuBLAS GEMMs on ...'), or affected with CUBLAS_STATUS_INVALID_VALUE and the reason naming the pairing" \
+    cublas-pairing
+  local wheel other venv2
+  wheel=$("$PY" -c '
+import importlib.metadata as m
+for d in ("nvidia-cublas-cu12", "nvidia-cublas"):
+    try:
+        m.version(d)
+    except m.PackageNotFoundError:
+        continue
+    print(d)
+    break
+' 2>/dev/null)
+  if [ -n "$wheel" ]; then
+    other=$([ "$wheel" = nvidia-cublas-cu12 ] && echo "nvidia-cublas-cu12==12.8.4.1" || echo "nvidia-cublas==13.0.0.19")
+    venv2=$(mktemp -d)/venv
+    "$PY" -m venv --system-site-packages "$venv2"
+    if "$venv2/bin/python" -m pip install -q --no-deps "$other" >/dev/null 2>&1; then
+      PY="$venv2/bin/python" canary_state "cuBLAS swapped for $other" \
+        "cublas-pairing likely from the pin (or the known-bad table for torch 2.9.1-2.10 cu128), and the canary says whether this GPU's GEMMs fail" \
+        cublas-pairing
+    fi
+    rm -rf "$(dirname "$venv2")"
+  fi
+}
+
 status=0
 for fn in $(declare -F | awk '{print $3}' | grep '_gpu_states$'); do
   echo "##### $fn"

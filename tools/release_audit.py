@@ -4,6 +4,8 @@
     python tools/release_audit.py refresh   # re-read every release, rewrite the snapshot
     python tools/release_audit.py wheels    # re-read only what each torch wheel is built for
     python tools/release_audit.py variants --pytorch-git DIR  # the index's CUDA variants, per tag
+    python tools/release_audit.py sources   # what each release's sources define (config knobs, Triton's
+                                            # names, ...), into core/_data/source_history.json
     python tools/release_audit.py docs      # write docs/wheels.md from the snapshot
     python tools/release_audit.py check     # compare the tables in inductor_doctor/kb/ with it
     python tools/release_audit.py wordings  # re-read every known issue's error wordings
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 from audit import check, refresh, remote  # noqa: E402
 
 SNAPSHOT = ROOT / "inductor_doctor" / "core" / "_data" / "releases.json"
+SOURCES = ROOT / "inductor_doctor" / "core" / "_data" / "source_history.json"
 
 
 def main(argv: list) -> int:
@@ -43,6 +46,10 @@ def main(argv: list) -> int:
     v.add_argument("--pytorch-git", type=Path, default=None, metavar="DIR",
                    help="the git directory of a pytorch/pytorch clone with the release tags")
     v.add_argument("--output", type=Path, default=SNAPSHOT)
+    s = sub.add_parser("sources", help="read what each torch and Triton release's sources define (config "
+                       "knobs, Triton's public names, the bisector's state files) into source_history.json")
+    s.add_argument("--offline", action="store_true", help="reuse the cached index pages")
+    s.add_argument("--output", type=Path, default=SOURCES)
     d = sub.add_parser("docs", help="write docs/wheels.md from the snapshot (offline)")
     d.add_argument("--check", action="store_true", help="exit 1 when the page is not the snapshot's")
     c = sub.add_parser("check", help="compare the kb tables with the snapshot (offline)")
@@ -57,6 +64,21 @@ def main(argv: list) -> int:
                    help="offline: exit 1 when the table is not what the data files declare")
     t.add_argument("--output", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.command == "sources":
+        import json
+
+        from audit import source_history
+
+        try:
+            data = source_history.build(offline=args.offline)
+        except (refresh.RefreshError, RuntimeError, OSError) as exc:
+            print(f"release_audit: {exc}", file=sys.stderr)
+            return 2
+        args.output.write_text(json.dumps(data, indent=0, sort_keys=True, separators=(",", ":")) + "\n",
+                               encoding="utf-8")
+        print(f"wrote {args.output}: torch {len(data['torch_releases'])} releases, "
+              f"triton {len(data['triton_releases'])}")
+        return 0
     if args.command == "wordings":
         return _wordings(args)
     if args.command == "docs":

@@ -9,7 +9,7 @@ of its device code, from entry headers only, never the (often compressed) payloa
 binaries of a `.nv_fatbin` section (what nvcc links in), the fatbins or cubins AOTInductor embeds
 in `.rodata` between `__<kernel>_start` and `__<kernel>_end` (`aot_inductor.embed_kernel_binary`),
 a package's own `.fatbin` files (`aot_inductor.emit_multi_arch_kernel`), and a cubin's `e_flags`.
-The fatbin layout is in `artifact/fatbin.py`. A model `.so` that embeds a gigabyte of weights costs
+The fatbin layout is in `probe/_fatbin.py`. A model `.so` that embeds a gigabyte of weights costs
 the same few reads as a small one.
 """
 
@@ -19,13 +19,10 @@ import re
 import struct
 from typing import IO, Dict, List, Tuple
 
-from inductor_doctor.artifact.fatbin import FATBIN_MAGIC, cubin_arch, fatbin_archs
 from inductor_doctor.core.artifact_facts import SharedObject, version_key
-from inductor_doctor.probe._elf import max_version
+from inductor_doctor.probe._elf import TORCH_SYMBOL, max_version
+from inductor_doctor.probe._fatbin import FATBIN_MAGIC, cubin_arch, fatbin_archs
 
-#: Undefined symbols that torch's libraries (libtorch_cpu, libtorch_cuda, libc10) must provide:
-#: AOTInductor's C shim (`aoti_torch_*`) and C++ symbols in torch's namespaces.
-TORCH_SYMBOL = re.compile(r"^(aoti_|_Z[A-Z]*N?[KVRO]*(3c10|2at|5torch|6caffe2)\d)")
 EM_CUDA = 190
 #: The symbols AOTInductor puts around each kernel binary it embeds (`cpp_builder.convert_cubin_to_obj`).
 _KERNEL_START, _KERNEL_END = "_start", "_end"

@@ -509,6 +509,118 @@ class PlatformInfo:
 
 
 @dataclass
+class ExtensionLib:
+    """One compiled library of an installed package that links torch's own libraries, read from its
+    ELF and the package's metadata (probe/extensions.py): what it was built for, and what of that
+    this torch lacks (extension-torch-mismatch, extension-gpu-arch-missing)."""
+
+    path: str
+    distribution: str = ""  # its package, PEP 503 spelling ("fbgemm-gpu-cpu")
+    version: Optional[str] = None  # the package's version
+    #: The package's `Requires-Dist` on torch, as written ("==2.8.0", ">=2.14.0"); None: no pin.
+    torch_requirement: Optional[str] = None
+    torch_needed: List[str] = field(default_factory=list)  # the torch libraries it links (DT_NEEDED)
+    #: Of those, the ones torch's lib directory does not have: a CUDA build's libc10_cuda.so beside a
+    #: CPU-only torch. The loader refuses the library ("cannot open shared object file").
+    missing_libs: List[str] = field(default_factory=list)
+    torch_symbols: int = 0  # the torch symbols it imports
+    #: The first few of those no torch library (nor a library of its own package) exports: the
+    #: loader refuses it with "undefined symbol: <the first>".
+    missing_symbols: List[str] = field(default_factory=list)
+    missing_count: int = 0  # how many there are in all
+    cudart: Optional[str] = None  # the CUDA runtime major it links ("12" for libcudart.so.12)
+    cuda_archs: List[str] = field(default_factory=list)  # its cubins ("sm_80", "sm_90a")
+    ptx_archs: List[str] = field(default_factory=list)  # its PTX ("compute_90")
+    error: Optional[str] = None  # why it could not be read
+
+
+@dataclass
+class ExtensionScan:
+    """The compiled extensions of the installed packages that link torch (probe/extensions.py)."""
+
+    libs: List[ExtensionLib] = field(default_factory=list)
+    files: int = 0  # shared objects of installed packages looked at
+    complete: bool = True  # False: the time budget ran out first (the rest is unread)
+    notes: List[str] = fact(default_factory=list, key=False)
+
+
+@dataclass
+class TritonImport:
+    """One import of Triton's API in an installed package that the installed Triton cannot satisfy."""
+
+    distribution: str
+    version: Optional[str]
+    path: str  # the importing file, relative to its site-packages directory
+    line: int
+    module: str  # "triton.ops.matmul_perf_model", "triton.language.extra"
+    name: Optional[str] = None  # "libdevice" for `from ... import libdevice`; None for `import module`
+
+
+@dataclass
+class TritonImportScan:
+    """The Triton imports of the installed packages that use Triton's API (probe/triton_imports.py)."""
+
+    missing: List[TritonImport] = field(default_factory=list)  # what the installed Triton lacks
+    packages: List[str] = field(default_factory=list)  # the packages read ("bitsandbytes 0.44.1")
+    imports: int = 0  # imports of triton.* read in them
+    complete: bool = True  # False: the time budget ran out first
+    notes: List[str] = fact(default_factory=list, key=False)
+
+
+@dataclass
+class BisectState:
+    """What a CompilerBisector left in the Inductor cache (probe/bisect_state.py): from torch 2.6 on,
+    every torch.compile takes its backend from it (bisect-state-leftover)."""
+
+    directory: str  # <inductor cache>/bisect: the bisector's state
+    exists: bool = False
+    status_file: Optional[str] = None  # its bisect_status.txt, when there
+    backend: Optional[str] = None  # the stage it names: "eager", "aot_eager", "inductor"
+    subsystem: Optional[str] = None  # the subsystem it disables within that backend, if any
+    modified: Optional[str] = None  # when the status was last written (ISO, UTC)
+
+
+@dataclass
+class CublasInfo:
+    """The cuBLAS wheel beside a CUDA torch, and the one torch's metadata pins (probe/cublas.py):
+    cublas-pairing."""
+
+    wheel: Optional[str] = None  # the distribution installed: "nvidia-cublas-cu12", "nvidia-cublas"
+    installed: Optional[str] = None  # its version, e.g. "12.8.4.1"
+    pinned: Optional[str] = None  # torch's Requires-Dist on it, e.g. "==12.8.4.1"; None: no pin
+
+
+@dataclass
+class CudaHeaderDir:
+    """A directory of CUDA headers an nvcc compile would search (nvcc-headers-skew)."""
+
+    path: str
+    source: str  # "nvcc's own", "CUDA_HOME", "CPATH", "CPLUS_INCLUDE_PATH", ...
+    runtime: Optional[str] = None  # CUDART_VERSION of its cuda_runtime_api.h, as "12.4"
+    launch_args: Optional[int] = None  # how many arguments its crt/host_runtime.h's __cudaLaunch takes
+
+
+@dataclass
+class CudaHeadersInfo:
+    """nvcc and the CUDA headers its compiles would find first (probe/cuda_headers.py)."""
+
+    nvcc: Optional[str] = None
+    nvcc_version: Optional[str] = None
+    dirs: List[CudaHeaderDir] = field(default_factory=list)  # nvcc's own first, then the others in order
+
+
+@dataclass
+class PjrtPluginInfo:
+    """The TPU PJRT plugin beside torch_xla, and the one torch_xla pins (probe/pjrt.py):
+    xla-pjrt-plugin-skew."""
+
+    distribution: Optional[str] = None  # "libtpu", "libtpu-nightly"
+    version: Optional[str] = None
+    pinned: Optional[str] = None  # torch_xla's Requires-Dist on it (its `tpu` extra), e.g. "==0.0.21"
+    library_path: Optional[str] = None  # TPU_LIBRARY_PATH, when it names another libtpu.so
+
+
+@dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
     from its section) declares the probe step that produces it (a probe module's `STEP`, in
@@ -541,6 +653,18 @@ class Facts:
     # --- GPU/CUDA catalog (cuda-toolkit-missing) ---
     toolkit: Optional[CudaToolkitInfo] = fact(None, probe="toolkit")  # None: not probed
     compile_settings: Optional[CompileSettingsInfo] = fact(None, probe="compile_settings")  # None: not probed
+    #: None: not probed (no torch to compare them with).
+    extensions: Optional[ExtensionScan] = fact(None, probe="extensions")
+    #: None: not probed (no Triton to compare the packages' imports with).
+    triton_imports: Optional[TritonImportScan] = fact(None, probe="triton_imports")
+    #: None: not probed (no torch, or no Inductor cache directory known).
+    bisect: Optional[BisectState] = fact(None, probe="bisect_state")
+    #: None: no cuBLAS wheel and no pin on one (a CPU torch, or one using the system's CUDA).
+    cublas: Optional[CublasInfo] = fact(None, probe="cublas")
+    #: None: no nvcc (cuda-toolkit-missing says so).
+    cuda_headers: Optional[CudaHeadersInfo] = fact(None, probe="cuda_headers")
+    #: None: no torch_xla.
+    pjrt: Optional[PjrtPluginInfo] = fact(None, probe="pjrt")
     # --- platforms (issue 36): Windows, ROCm, Intel XPU, macOS ---
     platform: Optional[PlatformInfo] = fact(None, probe="platform")  # None: not probed
 

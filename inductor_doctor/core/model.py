@@ -277,6 +277,10 @@ PlanPredictor = Callable[[Any], Sequence[RuleOutcome]]
 #: issue's outcome for it out, or None when there is nothing to compare. Typed loosely for the same
 #: reason.
 ArtifactJudge = Callable[[Any, Any], Optional[RuleOutcome]]
+#: `explain --log`'s per-issue hook: the lines its signatures matched in a log and the versions the
+#: log states (package -> versions) in, one sentence the diagnosis adds (what the issue's data says
+#: about that very line: the release that has the knob it names), or None.
+Annotator = Callable[[Sequence[str], Mapping[str, Sequence[str]]], Optional[str]]
 
 
 @dataclass(frozen=True)
@@ -317,6 +321,8 @@ class KnownIssue:
     load_order: int = 0
     #: How a GPU that is not here is judged (`check --gpu`); None: target columns leave it out.
     cross: Optional[CrossCanary] = None
+    #: What a log's matched lines mean with the issue's data (`Annotator`); None: nothing to add.
+    annotate: Optional[Annotator] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

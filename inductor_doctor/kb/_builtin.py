@@ -31,7 +31,7 @@ from inductor_doctor.kb import _issue_files
 
 PACKAGE = "inductor_doctor.kb"
 #: The functions an issue module may give its issue.
-HOOKS = ("rule", "advise", "predict", "judge_artifact")
+HOOKS = ("rule", "advise", "predict", "judge_artifact", "annotate")
 
 _BUILT: Dict[str, KnownIssue] = {}
 

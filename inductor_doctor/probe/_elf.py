@@ -170,3 +170,88 @@ def undefined_symbols(path: str) -> List[str]:
             if sym.name and sym["st_shndx"] == "SHN_UNDEF":
                 out.append(sym.name)
     return out
+
+
+#: Undefined symbols that torch's libraries (libtorch_cpu, libc10, libtorch_python, ...) must
+#: provide: AOTInductor's and the stable ABI's C shim (`aoti_torch_*`) and C++ symbols in torch's
+#: namespaces (`c10::`, `at::`, `torch::`, `caffe2::`).
+TORCH_SYMBOL = re.compile(r"^(aoti_|_Z[A-Z]*N?[KVRO]*(3c10|2at|5torch|6caffe2)\d)")
+
+_DT_NULL, _DT_NEEDED, _DT_STRTAB, _DT_STRSZ, _DT_RPATH, _DT_RUNPATH = 0, 1, 5, 10, 15, 29
+_PT_LOAD, _PT_DYNAMIC = 1, 2
+
+
+def dynamic_entries(path: str) -> Optional[Tuple[List[str], List[str]]]:
+    """(DT_NEEDED, the RPATH and RUNPATH directories) of a shared object, read with `struct` from its
+    program headers: a few small reads, where pyelftools would parse every section header. None for
+    a file that is not a readable ELF shared object."""
+    import struct
+
+    with open(path, "rb") as f:
+        head = f.read(64)
+        if len(head) < 52 or head[:4] != b"\x7fELF" or head[4] not in (1, 2) or head[5] not in (1, 2):
+            return None
+        wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
+        word = "Q" if wide else "I"
+        (phoff,) = struct.unpack_from(end + word, head, 0x20 if wide else 0x1C)
+        phentsize, phnum = struct.unpack_from(end + "HH", head, 0x36 if wide else 0x2A)
+        if not phoff or not phnum:
+            return None
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+        loads: List[Tuple[int, int, int]] = []  # (vaddr, offset, filesz)
+        dynamic: Optional[Tuple[int, int]] = None
+        for i in range(phnum):
+            if wide:
+                ptype, _flags, offset, vaddr, _paddr, filesz = struct.unpack_from(end + "IIQQQQ", table,
+                                                                                 i * phentsize)
+            else:
+                ptype, offset, vaddr, _paddr, filesz = struct.unpack_from(end + "IIIII", table, i * phentsize)
+            if ptype == _PT_LOAD:
+                loads.append((vaddr, offset, filesz))
+            elif ptype == _PT_DYNAMIC:
+                dynamic = (offset, filesz)
+        if dynamic is None:
+            return None
+        f.seek(dynamic[0])
+        raw = f.read(dynamic[1])
+        entry = struct.Struct(end + ("qQ" if wide else "iI"))
+        tags: List[Tuple[int, int]] = []
+        for off in range(0, len(raw) - entry.size + 1, entry.size):
+            tag, value = entry.unpack_from(raw, off)
+            if tag == _DT_NULL:
+                break
+            tags.append((tag, value))
+        strtab = next((v for t, v in tags if t == _DT_STRTAB), None)
+        strsz = next((v for t, v in tags if t == _DT_STRSZ), None)
+        if strtab is None or not strsz:
+            return None
+        at = next((off + strtab - va for va, off, size in loads if va <= strtab < va + size), None)
+        if at is None:
+            return None
+        f.seek(at)
+        strings = f.read(strsz)
+
+    def text(offset: int) -> str:
+        stop = strings.find(b"\0", offset)
+        return strings[offset : stop if stop >= 0 else len(strings)].decode("utf-8", "replace")
+
+    needed = [text(v) for t, v in tags if t == _DT_NEEDED]
+    paths = [p for t, v in tags if t in (_DT_RPATH, _DT_RUNPATH) for p in text(v).split(":") if p]
+    return needed, paths
+
+
+def undefined_dynamic(elf: ELFFile, wanted: re.Pattern[str]) -> List[str]:
+    """The undefined, non-weak dynamic symbols whose names match `wanted`: what the loader must find
+    in another library, or refuse the load."""
+    from elftools.elf.sections import SymbolTableSection
+
+    sec = elf.get_section_by_name(".dynsym")
+    if not isinstance(sec, SymbolTableSection):
+        return []
+    out = set()
+    for sym in sec.iter_symbols():
+        if sym["st_shndx"] == "SHN_UNDEF" and sym["st_info"]["bind"] != "STB_WEAK" and sym.name \
+                and wanted.match(sym.name):
+            out.add(sym.name)
+    return sorted(out)

@@ -435,6 +435,9 @@ def _match(
     match.moot = {
         i: why for i, w in enumerate(issue.workarounds) if (why := already_met(w, versions)) is not None
     }
+    told = issue.annotate([t for e in match.evidence for t in e.text], versions) if issue.annotate else None
+    if told:
+        match.note = told + (f"; {match.note}" if match.note else "")
     return match
 
 

@@ -6,6 +6,11 @@ GPU's capability (`CUDA capability sm_120`, `compute capability: 6.1`), the rele
 (read from the wheel into `core/_data/releases.json`) says whether that torch has kernels for that GPU:
 if it has none, the symptom is the issue. A signature names the fact it can use (`Signature.fact`);
 each fact is a function of the log's answers (`LogContext`) and the versions it states.
+
+`module 'triton.language' has no attribute 'X'` is printed for any name one Triton lacks; when X is
+a name earlier Triton releases define and the newest release read does not (the releases' own
+files, `core/_data/source_history.json`), it is code written against an older Triton:
+triton-api-removed.
 """
 
 from __future__ import annotations
@@ -72,7 +77,37 @@ def gpu_arch_missing(
     return None
 
 
+#: A Triton attribute the code asked for.
+TRITON_ATTRIBUTE = r"module '(triton(?:\.\w+)*)' has no attribute '(\w+)'"
+
+
+def triton_name_removed(
+    context: LogContext, versions: Mapping[str, List[str]]
+) -> Optional[Tuple[Sighting, str]]:
+    """The Triton attribute the log's code uses is one that earlier Triton releases define and the
+    newest one read does not, nor any Triton release the log states."""
+    from inductor_doctor.core import source_history as history
+
+    seen = context.seen.get((TRITON_ATTRIBUTE, 0))
+    m = re.search(TRITON_ATTRIBUTE, "\n".join(seen.text)) if seen else None
+    found = history.triton_name(m.group(1), m.group(2)) if m else None
+    if seen is None or m is None or found is None or not found[1]:
+        return None
+    releases = history.triton_releases()
+    last = history.last(found[1])
+    if last is None or last == releases[-1]:
+        return None  # the newest Triton read still has it: not a removal
+    stated = [r for r in (history.release_of(v) for v in versions.get("triton") or []) if r]
+    if any(history.covers(found[1], r, releases[-1]) for r in stated):
+        return None  # the log's own Triton has it: something else is wrong
+    gone = history.after(releases, last)
+    return seen, f"Triton {gone} removed {m.group(2)} (the releases' files): code written for an older Triton"
+
+
 Fact = Callable[[LogContext, Mapping[str, List[str]]], Optional[Tuple[Sighting, str]]]
-FACTS: Dict[str, Fact] = {"gpu-arch-missing": gpu_arch_missing}
+FACTS: Dict[str, Fact] = {"gpu-arch-missing": gpu_arch_missing, "triton-name-removed": triton_name_removed}
 #: The log-wide questions each fact asks of the stream.
-FACT_PREDICATES: Dict[str, Tuple[Predicate, ...]] = {"gpu-arch-missing": ((CAPABILITY, re.IGNORECASE),)}
+FACT_PREDICATES: Dict[str, Tuple[Predicate, ...]] = {
+    "gpu-arch-missing": ((CAPABILITY, re.IGNORECASE),),
+    "triton-name-removed": ((TRITON_ATTRIBUTE, 0),),
+}

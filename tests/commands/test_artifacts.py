@@ -17,11 +17,11 @@ from conftest import ENVS, run_cli, run_json, venv_python
 
 from inductor_doctor.artifact import kind_of, read_artifact
 from inductor_doctor.artifact.elf import read_object
-from inductor_doctor.artifact.fatbin import cubin_arch, fatbin_archs, fatbin_entries
 from inductor_doctor.artifact.host import HostView
 from inductor_doctor.check.artifacts import judge, row_ids
 from inductor_doctor.core.model import Status
 from inductor_doctor.kb.artifact_gpu_arch_missing import runs_on
+from inductor_doctor.probe._fatbin import cubin_arch, fatbin_archs, fatbin_entries
 
 HERE = Path(__file__).resolve().parents[1]  # tests/
 BUILD = HERE / "data" / "artifacts" / "build.py"

@@ -130,9 +130,9 @@ def test_every_issue_module_has_its_data_file():
 ], ids=lambda x: getattr(x, "__name__", ""))
 def test_a_data_file_may_hold_every_field_that_is_data(kind, keys):
     """The keys a data file may hold are the type's fields, less its code (rule, advise, predict,
-    judge_artifact) and where it came from (source): a field added to the vocabulary is a key the
-    loader knows."""
-    code = {"rule", "advise", "predict", "judge_artifact", "source"}
+    judge_artifact, annotate) and where it came from (source): a field added to the vocabulary is a key
+    the loader knows."""
+    code = {"rule", "advise", "predict", "judge_artifact", "annotate", "source"}
     assert set(keys) == {f.name for f in fields(kind)} - code
 
 

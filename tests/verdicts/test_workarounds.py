@@ -72,9 +72,10 @@ def named_packages(kind: str) -> List[Tuple[str, str]]:
         if "$(python" in (w.command or ""):
             continue
         for m in _INSTALLERS[kind].finditer(w.command or ""):
-            words = [x for x in shlex.split(m.group(1)) if not x.startswith("-")]
-            if "--index-url" in m.group(1):  # the word after --index-url is the URL
-                words = [x for x in words if "://" not in x]
+            split = shlex.split(m.group(1))
+            valued = {"--index-url", "--extra-index-url", "--no-binary", "--only-binary", "-c", "-r"}
+            values = {i + 1 for i, x in enumerate(split) if x in valued}  # an option's value, not a package
+            words = [x for i, x in enumerate(split) if not x.startswith("-") and i not in values]
             out += [(issue_id, x) for x in words if "$(" not in x]
     return out
 
