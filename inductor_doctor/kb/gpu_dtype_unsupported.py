@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.plan_input import unpredictable, with_option
 from inductor_doctor.kb._catalog import outcome
 from inductor_doctor.kb._gpus import gpus_with_capability, no_visible_gpu
 from inductor_doctor.kb._rules import not_installed
@@ -62,5 +63,5 @@ def rule(facts: Facts) -> List[RuleOutcome]:
 def predict(inp: PlanInput) -> List[RuleOutcome]:
     """`plan --gpu sm_86`: the capability alone decides (what the workload uses is not known)."""
     if inp.gpu_sm is None:
-        return [RuleOutcome(Status.NOT_APPLICABLE, "needs --gpu", Basis.VERSION)]
+        return unpredictable("it needs the GPU (--gpu)", with_option("--gpu sm_XX", "gpu-dtype-unsupported"))
     return [judge(inp.gpu_sm, f"the planned GPU (sm_{inp.gpu_sm})")]

@@ -170,3 +170,43 @@ def test_text_keeps_the_answers_apart_and_all_lists_every_row(clang19_plan) -> N
     listed: List[str] = [line.split()[0] for line in every.stdout.splitlines() if line[:1].isalpha()]
     assert set(rows(clang19_plan)) <= set(listed)
     assert "unpredicted" in every.stdout and "n/a" in every.stdout
+
+
+# --- every issue's hook, as a class: "cannot arise" is never an input the plan lacks ---------------
+
+#: One option at a time added to a plan of a pinned CUDA torch: what a plan may lack.
+OPTIONS = {
+    "--gpu sm_90": {"gpu": "sm_90"},
+    "--gpu sm_61": {"gpu": "sm_61"},
+    "--driver 470.57.02": {"driver": "470.57.02"},
+    "--cxx g++-9": {"cxx": "g++-9"},
+    "--cxx clang++-19": {"cxx": "clang++-19"},
+}
+
+
+def _statuses(**options: str) -> Dict[str, str]:
+    from inductor_doctor.kb import registry
+    from inductor_doctor.plan.predict import predict_issue
+    from inductor_doctor.plan.resolve import PlanRequest, build_input
+
+    inp = build_input(PlanRequest(specs=["torch==2.6.0"], python_version="3.11", **options))[0]
+    out: Dict[str, str] = {}
+    for issue in registry():
+        if issue.predict is None:
+            continue
+        found = predict_issue(inp, issue)
+        out[issue.id] = "+".join(sorted({f.status.value for f in found}))
+    return out
+
+
+def test_no_hook_says_cannot_arise_where_an_option_of_the_plan_decides() -> None:
+    """Every issue's `predict` hook, the knowledge base's and any added later: a row that is
+    `not-applicable` without an option and something else with it was never "cannot arise": it was
+    "cannot be predicted" without that option (`unpredictable`, with the option in `decided_by`)."""
+    base = _statuses()
+    wrong = []
+    for shown, options in OPTIONS.items():
+        for issue_id, status in _statuses(**options).items():
+            if base[issue_id] == "not-applicable" and status != "not-applicable":
+                wrong.append(f"{issue_id}: not-applicable without {shown}, {status} with it")
+    assert not wrong, wrong
