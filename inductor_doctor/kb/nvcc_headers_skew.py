@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import Basis, RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
+from inductor_doctor.kb._rules import not_installed
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -22,6 +23,10 @@ _LAUNCH = {1: "__cudaLaunch(fun)", 2: "__cudaLaunch(fun, isTileKernel)"}
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
+    if facts.torch is None or not facts.torch.version:
+        # The builds that meet nvcc here are torch's (cpp_extension, its JITs, AOTInductor); a CPU
+        # torch's CUDAExtension still runs nvcc, so only torch's absence rules the issue out.
+        return not_installed("torch")
     info = facts.cuda_headers
     if info is None:
         return one(Status.NOT_APPLICABLE, "no nvcc here (cuda-toolkit-missing says whether one is needed)")

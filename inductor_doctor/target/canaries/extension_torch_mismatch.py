@@ -19,26 +19,36 @@ import sys
 
 CHILD_FLAG = "--one"
 CHILD_TIMEOUT_S = 90
-#: distribution -> (the import that loads its compiled library, a cheap call of its ops or "").
+#: distribution -> (the module whose import loads its compiled library, the name of a cheap call
+#: of its ops in CALLS or ""). Names, never code: the child imports the module and calls a function.
 PACKAGES = (
-    ("torchvision", "import torchvision", "torchvision.ops.nms(torch.tensor([[0., 0., 1., 1.], "
-     "[0., 0., 1., 1.]]), torch.tensor([1., .5]), .5)"),
-    ("torchaudio", "import torchaudio", ""),
-    ("torchao", "import torchao", ""),
-    ("xformers", "import xformers.ops", ""),
-    ("flash-attn", "import flash_attn", ""),
-    ("fbgemm-gpu", "import fbgemm_gpu", ""),
-    ("fbgemm-gpu-cpu", "import fbgemm_gpu", ""),
-    ("fbgemm-gpu-genai", "import fbgemm_gpu", ""),
-    ("torchcodec", "import torchcodec.decoders", ""),
-    ("sageattention", "import sageattention", ""),
-    ("torch-scatter", "import torch_scatter", ""),
-    ("torch-sparse", "import torch_sparse", ""),
-    ("torch-cluster", "import torch_cluster", ""),
-    ("pyg-lib", "import pyg_lib", ""),
-    ("detectron2", "import detectron2._C", ""),
-    ("pytorch3d", "import pytorch3d._C", ""),
+    ("torchvision", "torchvision", "torchvision_nms"),
+    ("torchaudio", "torchaudio", ""),
+    ("torchao", "torchao", ""),
+    ("xformers", "xformers.ops", ""),
+    ("flash-attn", "flash_attn", ""),
+    ("fbgemm-gpu", "fbgemm_gpu", ""),
+    ("fbgemm-gpu-cpu", "fbgemm_gpu", ""),
+    ("fbgemm-gpu-genai", "fbgemm_gpu", ""),
+    ("torchcodec", "torchcodec.decoders", ""),
+    ("sageattention", "sageattention", ""),
+    ("torch-scatter", "torch_scatter", ""),
+    ("torch-sparse", "torch_sparse", ""),
+    ("torch-cluster", "torch_cluster", ""),
+    ("pyg-lib", "pyg_lib", ""),
+    ("detectron2", "detectron2._C", ""),
+    ("pytorch3d", "pytorch3d._C", ""),
 )
+
+
+def torchvision_nms(torch):
+    """torchvision's nms on two boxes: the op its compiled library registers."""
+    import torchvision
+
+    torchvision.ops.nms(torch.tensor([[0., 0., 1., 1.], [0., 0., 1., 1.]]), torch.tensor([1., .5]), .5)
+
+
+CALLS = {"torchvision_nms": torchvision_nms}
 #: What a package says when it disables its own compiled library (torchao/__init__.py,
 #: xformers/_cpp_lib.py) instead of raising.
 SKIPPED = ("Skipping import of cpp extensions", "can't load C++/CUDA extensions")
@@ -48,28 +58,29 @@ def installed():
     from importlib import metadata
 
     out = []
-    for dist, statement, call in PACKAGES:
+    for dist, module, call in PACKAGES:
         try:
             version = metadata.version(dist)
         except metadata.PackageNotFoundError:
             continue
-        if all(d != dist for d, _, _, _ in out) and all(s != statement for _, _, s, _ in out):
-            out.append((dist, version, statement, call))
+        if all(d != dist for d, _, _, _ in out) and all(m != module for _, _, m, _ in out):
+            out.append((dist, version, module, call))
     return out
 
 
-def one(statement, call):
-    """In the child: import torch, then the package, then its call; report what was said."""
+def one(module, call):
+    """In the child: import torch, then the package's module, then its call; report what was said."""
+    import importlib
     import logging
     import warnings
 
     logging.basicConfig(level=logging.WARNING)
     warnings.simplefilter("always")
-    import torch  # noqa: F401 - the package's statement and call use it
+    import torch
 
-    exec(statement, globals())
+    importlib.import_module(module)
     if call:
-        eval(call, globals())
+        CALLS[call](torch)
     print(json.dumps({"torch": torch.__version__}), flush=True)
 
 
@@ -100,21 +111,21 @@ def main():
         raise SystemExit("SKIP: none of the packages with compiled torch extensions that this canary "
                          "imports is installed")
     failed, fine = [], []
-    for dist, version, statement, call in found:
+    for dist, version, module, call in found:
         try:
             proc = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "toolchain", CHILD_FLAG, statement, call],
+                [sys.executable, os.path.abspath(__file__), "toolchain", CHILD_FLAG, module, call],
                 stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S,
             )
         except subprocess.TimeoutExpired:
-            failed.append(f"{dist} {version}: `{statement}` did not finish in {CHILD_TIMEOUT_S}s")
+            failed.append(f"{dist} {version}: `import {module}` did not finish in {CHILD_TIMEOUT_S}s")
             continue
         out = proc.stdout + proc.stderr
         skipped = [w for w in SKIPPED if w in out]
         if proc.returncode != 0 or skipped:
             how = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
                    else f"exit {proc.returncode}" if proc.returncode else "it disabled its library")
-            failed.append(f"{dist} {version}: `{statement}` failed ({how}): " + " | ".join(chained(out)))
+            failed.append(f"{dist} {version}: `import {module}` failed ({how}): " + " | ".join(chained(out)))
         else:
             fine.append(f"{dist} {version}" + (" (its ops ran)" if call else ""))
     if failed:
