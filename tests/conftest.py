@@ -170,6 +170,16 @@ def pytest_terminal_summary(terminalreporter, config) -> None:
         terminalreporter.write_line(line, red=line.startswith("LEFT"))
 
 
+def sigint_as_a_terminal_leaves_it() -> None:
+    """`preexec_fn` for a process a test will interrupt with SIGINT: its default disposition, as a
+    terminal starts a program. A job runner that starts the tests in the background (`cmd &`,
+    `nohup`) leaves SIGINT ignored, an ignored signal is inherited across exec, and a doctor that
+    leaves an ignored SIGINT alone is right: the test sets the disposition it tests."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_cli(
     args: List[str],
     env: Optional[Dict[str, Optional[str]]] = None,
@@ -240,6 +250,28 @@ def venv_python(name: str) -> str:
             pytest.fail(msg)
         pytest.skip(msg)
     return str(py)
+
+
+def local_torch_index(version: str = "2.13.0") -> Dict[str, str]:
+    """A local index of its own for a test that installs torch: the wheels of torch `version` and
+    everything it needs, downloaded once into the test cache by pip as this machine reaches them
+    (a registry, a mirror, local disk), and the environment that makes a pip the doctor starts take
+    them from there alone (`PIP_NO_INDEX`, `PIP_FIND_LINKS`), so the test does not depend on which
+    index this machine's pip can reach. Skips (fails in CI) when they cannot be fetched."""
+    house = ENVS / f"wheelhouse-torch-{version}"
+    if not (house / ".ready").exists():
+        house.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check",
+                               "--only-binary=:all:", "-d", str(house), f"torch=={version}"],
+                              capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            why = (proc.stderr.strip().splitlines() or ["pip download failed"])[-1]
+            msg = f"needs torch {version} and its dependencies from a registry or mirror once: {why}"
+            if os.environ.get("CI"):
+                pytest.fail(msg)
+            pytest.skip(msg)
+        (house / ".ready").touch()
+    return {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(house)}
 
 
 def which_or_skip(cmd: str) -> str:

@@ -6,6 +6,7 @@
     python tools/release_audit.py variants --pytorch-git DIR  # the index's CUDA variants, per tag
     python tools/release_audit.py docs      # write docs/wheels.md from the snapshot
     python tools/release_audit.py check     # compare the tables in inductor_doctor/kb/ with it
+    python tools/release_audit.py wordings  # re-read every known issue's error wordings
 
 `refresh` reads only the few files it needs from each wheel (HTTP range requests) and caches
 them under ~/.cache/inductor-doctor-audit (or $INDUCTOR_DOCTOR_AUDIT_CACHE); run it when a torch
@@ -48,7 +49,16 @@ def main(argv: list) -> int:
     c.add_argument("--snapshot", type=Path, default=SNAPSHOT)
     c.add_argument("--with-cache", action="store_true",
                    help="also run the doctor's file readers on the files `refresh` downloaded")
+    t = sub.add_parser("wordings", help="re-read every known issue's error wordings from the releases "
+                       "that raise them (each issue's [[wording_sources]]) and rewrite the wording table")
+    t.add_argument("--offline", action="store_true", help="reuse the cached index pages")
+    t.add_argument("--only", default="", metavar="IDS", help="re-read these issues only (comma-separated)")
+    t.add_argument("--check", action="store_true",
+                   help="offline: exit 1 when the table is not what the data files declare")
+    t.add_argument("--output", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.command == "wordings":
+        return _wordings(args)
     if args.command == "docs":
         from audit import docs_page
 
@@ -95,6 +105,35 @@ def main(argv: list) -> int:
         print(f"DISAGREES: {p}")
     if not problems:
         print("every table agrees with the snapshot")
+    return 1 if problems else 0
+
+
+def _wordings(args: argparse.Namespace) -> int:
+    from audit import wordings
+
+    path = args.output or wordings.TABLE
+    if args.check:
+        problems = wordings.stale(wordings.load(path))
+        for p in problems:
+            print(f"STALE: {p}")
+        print("the wording table is current" if not problems else
+              "run `python tools/release_audit.py wordings` and commit the table")
+        return 1 if problems else 0
+    only = [i for i in args.only.split(",") if i]
+    previous = wordings.load(path) if only and path.exists() else None
+    try:
+        table = wordings.build(only or None, offline=args.offline, previous=previous)
+    except (wordings.WordingError, RuntimeError, OSError) as exc:
+        print(f"release_audit: {exc}", file=sys.stderr)
+        return 2
+    wordings.write(table, path)
+    count = sum(len(e["wordings"]) for e in table["issues"].values())
+    read = sum(len(p["read"]) for p in table["packages"].values())
+    print(f"wrote {path}: {count} wordings of {len(table['issues'])} issues from {read} releases "
+          f"of {len(table['packages'])} packages")
+    problems = wordings.stale(table)
+    for p in problems:
+        print(f"STALE: {p}")
     return 1 if problems else 0
 
 

@@ -80,7 +80,9 @@ def decide(
                 return Decision(Status.NOT_APPLICABLE, Basis.STATIC, f"no {kinds or 'such'} device here")
             return Decision(Status.INCONCLUSIVE, Basis.STATIC, f"not checked: {not_run}")
         status, basis = predicted(rule)
-        return Decision(status, basis, rule.reason)
+        # A rule may back its reason with lines of its own (platform-not-covered's rows by how each
+        # is decided): they are the row's evidence, as a canary's output is.
+        return Decision(status, basis, rule.reason, tuple(rule.details.get("evidence", ())))
 
     if canary.status is Status.AFFECTED:
         # The canary shows the upstream symptom; a rule that predicted it read the cause (what CXX

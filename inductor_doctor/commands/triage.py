@@ -12,7 +12,8 @@ import time
 from typing import Optional
 
 from inductor_doctor.core.model import FailOn, exit_code_for
-from inductor_doctor.triage.engine import TriageResult, offer_check, triage_file
+from inductor_doctor.triage.engine import EXACT, TriageResult, offer_check, triage_file
+from inductor_doctor.triage.machine import decide_here
 
 
 def triage(
@@ -37,6 +38,7 @@ def triage(
         code = int(exit_code_for(report.findings, FailOn.AFFECTED)) if report is not None else None
         result.check.update(ran=confirmed.ran, exit_code=code, results=confirmed.results(),
                             error=confirmed.error)
+    decide_here(result, EXACT)
     result.duration_s = time.perf_counter() - start
     return result
 

@@ -40,6 +40,7 @@ DOCTOR_OWN = {
     "COMPILE_THREADS": "Inductor's compile threads in every canary",
     "TEST_ENVS": "the tests' heavy venvs (tests/envs/build*.sh)",
     "AUDIT_CACHE": "tools/release_audit.py's downloads",
+    "DEV2026_STRICT": "set: tests/commands/test_triage_dev2026.py fails on a miss instead of recording it",
     "DEBIAN_MIRROR": "the Debian mirror tests/envs/build_container.sh makes the base image from",
     # Set by the doctor for the processes it starts; never the user's.
     "CANARY": "a canary's scratch directory (marks its processes)",

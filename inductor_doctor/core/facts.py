@@ -340,6 +340,156 @@ class CompileSettingsInfo:
     notes: List[str] = fact(default_factory=list, key=False)
 
 
+# --- platforms the doctor cannot run on here (Windows, ROCm, Intel XPU, macOS; issue 36) ---------------
+
+
+@dataclass
+class PathFact:
+    """A path the compile stack puts on a compiler's command line or writes under, and what in it can
+    break there: its length (Windows' MAX_PATH), a space, a character outside ASCII."""
+
+    name: str  # "inductor cache", "triton cache", "python include", "torch", "temp", "home"
+    path: str
+    length: int = 0
+    spaces: bool = False
+    non_ascii: bool = False
+
+
+@dataclass
+class InductorClCommand:
+    """How the installed torch's Inductor builds its `cl` command line on Windows and reads its output,
+    read from `torch/_inductor/cpp_builder.py` (never imported): whether the include directories, the
+    sources and the `/Fe` output are quoted, how the compiler's output is decoded, and whether a
+    non-English MSVC is refused outright."""
+
+    source: str
+    quotes_include_dirs: Optional[bool] = None  # `/I "{inc_dir}"` (torch 2.7+), not `/I {inc_dir}`
+    quotes_sources: Optional[bool] = None  # the .cpp files joined with spaces, unquoted, through 2.14
+    quotes_output: Optional[bool] = None  # `/Fe{target}`, unquoted
+    #: "utf-8" (through 2.9), "locale" (2.10-2.12: locale.getpreferredencoding(), strict),
+    #: "locale, replace" (2.13+): SUBPROCESS_DECODE_ARGS.
+    decodes_output_as: Optional[str] = None
+    refuses_non_english: Optional[bool] = None  # check_msvc_cl_language_id (torch 2.9+)
+
+
+@dataclass
+class MsvcToolset:
+    """One MSVC toolset installed under Visual Studio (`VC/Tools/MSVC/<version>`)."""
+
+    version: str  # the toolset, "14.44.35207"; cl reports 19.44
+    root: str
+    hosts: List[str] = field(default_factory=list)  # "Hostx64/x64", "Hostx64/x86", ... with a cl.exe
+    languages: List[int] = field(default_factory=list)  # LCIDs of cl's messages (1033: English)
+
+
+@dataclass
+class WindowsInfo:
+    """What Windows decides for the compile stack, read without running the compiler: the registry's
+    long-path switch, the code pages, the MSVC environment a Developer Prompt activates (or not),
+    which `cl` is on PATH and for which host and target, the toolsets installed, what `CC`/`CXX` name,
+    Triton's bundled TinyCC, and how this torch builds its `cl` command. The registry and the code pages
+    are read only on Windows; the rest are files and variables (probe/windows.py)."""
+
+    #: HKLM\SYSTEM\CurrentControlSet\Control\FileSystem LongPathsEnabled; None: not read.
+    long_paths_enabled: Optional[bool] = None
+    ansi_code_page: Optional[int] = None  # GetACP(): what locale.getpreferredencoding() answers
+    oem_code_page: Optional[int] = None  # GetOEMCP(): what a console program such as cl writes
+    ui_language: Optional[int] = None  # GetUserDefaultUILanguage(), an LCID
+    vscmd_host_arch: Optional[str] = None  # VSCMD_ARG_HOST_ARCH, set by VsDevCmd.bat / vcvarsall.bat
+    vscmd_tgt_arch: Optional[str] = None  # VSCMD_ARG_TGT_ARCH
+    vc_tools_install_dir: Optional[str] = None  # VCToolsInstallDir
+    vc_tools_version: Optional[str] = None  # VCToolsVersion
+    include_set: bool = False  # INCLUDE names at least one directory
+    lib_set: bool = False  # LIB names at least one directory
+    vslang: Optional[str] = None  # VSLANG: the language cl prints in
+    cl_on_path: Optional[str] = None  # the cl.exe a bare `cl` runs
+    cl_host: Optional[str] = None  # "x64" from ...\bin\Hostx64\x86\cl.exe
+    cl_target: Optional[str] = None  # "x86" from the same
+    cl_version: Optional[str] = None  # the toolset directory it is in, "14.44.35207"
+    cl_languages: List[int] = field(default_factory=list)  # LCIDs beside the cl on PATH
+    toolsets: List[MsvcToolset] = field(default_factory=list)  # installed under Visual Studio
+    cc: Optional[str] = None  # CC as set
+    cxx: Optional[str] = None  # CXX as set
+    cc_problem: Optional[str] = None  # "a folder" / "missing" when CC names no file
+    cxx_problem: Optional[str] = None
+    tcc: Optional[str] = None  # triton-windows' bundled TinyCC (triton/runtime/tcc/tcc.exe)
+    #: Triton (triton-windows) gives its cache and temporary directories the \\?\ prefix, so its own
+    #: paths are not limited to MAX_PATH (read from triton/runtime/cache.py: `normalize_path`).
+    triton_long_paths: Optional[bool] = None
+    #: How long the temporary directory Triton writes each kernel's files in is named (runtime/cache.py):
+    #: 51 for `tmp.pid_<pid>_<uuid4>`, 12 for triton-windows 3.5.1's `tmp.<8 characters>`.
+    triton_temp_dir: Optional[int] = None
+    inductor_cl: Optional[InductorClCommand] = None
+    notes: List[str] = fact(default_factory=list, key=False)
+
+
+@dataclass
+class RocmInfo:
+    """ROCm's toolchain where a ROCm torch finds it: `/opt/rocm`, `ROCM_PATH`, or pip's TheRock layout
+    (`_rocm_sdk_core`, `_rocm_sdk_devel` in site-packages, no `/opt/rocm`); the `ld.lld` Triton's AMD
+    backend links kernels with (its own search, read from the installed `backends/amd/compiler.py`)
+    and the HIP headers AOTInductor compiles against (torch's `_find_rocm_home`, read from
+    `torch/utils/cpp_extension.py`). probe/rocm.py."""
+
+    rocm_path: Optional[str] = None  # ROCM_PATH
+    rocm_home_env: Optional[str] = None  # ROCM_HOME
+    opt_rocm: Optional[bool] = None  # /opt/rocm exists
+    sdk_roots: List[str] = field(default_factory=list)  # _rocm_sdk_core / _rocm_sdk_devel found
+    lld_env: Optional[str] = None  # TRITON_HIP_LLD_PATH
+    #: Where the installed Triton's AMD backend looks for ld.lld, in its order ("$TRITON_HIP_LLD_PATH",
+    #: "<backend>/llvm/bin/ld.lld", "/opt/rocm/llvm/bin/ld.lld", ...); empty: it links in process.
+    lld_search: List[str] = field(default_factory=list)
+    #: The backend links with the lld library (Triton 3.5+: `amd.link_hsaco`), needing no ld.lld.
+    links_in_process: Optional[bool] = None
+    lld: Optional[str] = None  # the ld.lld that search finds here; None: none
+    lld_elsewhere: List[str] = field(default_factory=list)  # ld.lld files present that it does not search
+    backend_source: Optional[str] = None  # the compiler.py read
+    #: ROCM_HOME as torch's `_find_rocm_home` finds it (ROCM_HOME/ROCM_PATH, TheRock's `_rocm_sdk_core`
+    #: from torch 2.13, `hipcc` on PATH, /opt/rocm), and how.
+    rocm_home: Optional[str] = None
+    rocm_home_how: Optional[str] = None
+    torch_knows_sdk: Optional[bool] = None  # torch's _find_rocm_home looks for _rocm_sdk_core
+    hip_runtime_h: Optional[str] = None  # <rocm_home>/include/hip/hip_runtime.h when present
+    hip_headers_elsewhere: List[str] = field(default_factory=list)  # hip_runtime.h where torch does not look
+    notes: List[str] = fact(default_factory=list, key=False)
+
+
+@dataclass
+class XpuInfo:
+    """Intel XPU: what torch's XPU build and Triton's Intel backend need from the driver, read from
+    files (probe/xpu.py): the Level Zero loader and GPU driver libraries and their versions, IGC, the
+    Level Zero headers and the SYCL runtime Triton's Intel backend compiles its launcher with."""
+
+    torch_xpu: Optional[str] = None  # torch.version.xpu, read from torch/version.py
+    ze_loader: Optional[str] = None  # libze_loader.so.1 / ze_loader.dll
+    ze_loader_version: Optional[str] = None  # from the file's name (libze_loader.so.1.21.9)
+    ze_driver: Optional[str] = None  # libze_intel_gpu.so.1 / ze_intel_gpu64.dll
+    ze_driver_version: Optional[str] = None
+    igc: Optional[str] = None  # libigc.so.* / igc64.dll
+    igc_version: Optional[str] = None
+    driver_packages: Dict[str, str] = field(default_factory=dict)  # dpkg names -> versions (Linux)
+    ze_headers: Optional[str] = None  # the level_zero/ze_api.h Triton's Intel backend would include
+    ze_header_search: List[str] = field(default_factory=list)  # where it looks, in order
+    sycl: Optional[str] = None  # how Triton's Intel backend finds SYCL: "icpx at ...", "intel-sycl-rt 2025.1"
+    notes: List[str] = fact(default_factory=list, key=False)
+
+
+@dataclass
+class PlatformInfo:
+    """The platform the target interpreter runs on, in the terms its failures need (probe/platform.py):
+    the paths that break `cl` or MAX_PATH, and the Windows, ROCm and XPU sections where they apply
+    (None where they do not)."""
+
+    system: str = ""  # the target's sys.platform
+    machine: str = ""
+    mac_version: Optional[str] = None  # platform.mac_ver() on macOS
+    paths: List[PathFact] = field(default_factory=list)
+    windows: Optional[WindowsInfo] = None
+    rocm: Optional[RocmInfo] = None
+    xpu: Optional[XpuInfo] = None
+    duration_s: float = fact(0.0, key=False)  # how long reading all this took
+
+
 @dataclass
 class Facts:
     """Every fact a rule reads, one section per component. Each section (and each field that differs
@@ -373,6 +523,8 @@ class Facts:
     # --- GPU/CUDA catalog (cuda-toolkit-missing) ---
     toolkit: Optional[CudaToolkitInfo] = fact(None, probe="toolkit")  # None: not probed
     compile_settings: Optional[CompileSettingsInfo] = fact(None, probe="compile_settings")  # None: not probed
+    # --- platforms (issue 36): Windows, ROCm, Intel XPU, macOS ---
+    platform: Optional[PlatformInfo] = fact(None, probe="platform")  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

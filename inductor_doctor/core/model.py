@@ -156,6 +156,11 @@ class Signature:
     #: A fact the log may state that makes a weak match of this signature sure (`triage/facts.py`:
     #: "gpu-arch-missing", the log's torch has no kernel for the log's GPU by its release's arch list).
     fact: str = ""
+    #: Where the log alone cannot decide (the error with nothing of its context or subject around it:
+    #: a bare "GLIBCXX_3.4.32' not found"), the one fact of a machine that does, in a user's words
+    #: ("this machine's libstdc++: the GLIBCXX versions it defines"). Such a match is "possibly" the
+    #: issue instead of nothing, and `explain --log --check` decides it by the issue's check here.
+    decided_by: str = ""
 
     def compiled(self) -> re.Pattern[str]:
         return _compile(self.pattern, self.flags)

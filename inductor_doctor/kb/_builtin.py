@@ -29,7 +29,16 @@ _BUILT: Dict[str, KnownIssue] = {}
 
 
 def builtin_issues() -> List[KnownIssue]:
-    return [known_issue(f"{PACKAGE}.{path.stem}") for path in _issue_files.paths()]
+    """Every built-in issue, its rule behind the platform table (kb/_platforms.py): on a platform the
+    rule was not written for, its row says "not checked" or "cannot arise" instead."""
+    from dataclasses import replace
+
+    from inductor_doctor.kb._artifacts import artifact_only
+    from inductor_doctor.kb._platforms import gate
+
+    issues = [known_issue(f"{PACKAGE}.{path.stem}") for path in _issue_files.paths()]
+    # An artifact's issues are decided against the artifact, on its own rows (check/artifacts.py).
+    return [i if artifact_only(i) else replace(i, rule=gate(i.id, i.devices, i.rule)) for i in issues]
 
 
 def issue_data(module: str) -> Dict[str, Any]:

@@ -30,15 +30,22 @@ ISSUE_KEYS: Dict[str, type] = {
 SIGNATURE_KEYS: Dict[str, type] = {
     "pattern": str, "strength": str, "note": str, "flags": list, "unless": str, "log_context": list,
     "anchor": str, "anchor_says": str, "anchor_lines": int, "against": str, "against_says": str,
-    "ranged": bool, "subject": list, "fact": str,
+    "ranged": bool, "subject": list, "fact": str, "decided_by": str,
 }
 WORKAROUND_KEYS: Dict[str, type] = {"text": str, "command": str, "kind": str, "applies": dict}
 CANARY_KEYS: Dict[str, type] = {
     "script": str, "devices": list, "needs": list, "timeout_s": float, "env": dict, "deep": bool,
     "affected_exit_signals": list,
 }
+#: Where the error's wordings are raised, for `tools/release_audit.py wordings`, which reads them from each
+#: release into `core/_data/wordings.json`: data of the tool's, not of the doctor's (no `KnownIssue` field).
+WORDING_SOURCE_KEYS: Dict[str, type] = {
+    "package": str, "files": list, "anchor": str, "note": str, "fill": dict, "sdist": bool,
+}
+TOOL_KEYS: Dict[str, type] = {"wording_sources": list}
 #: The keys a table of each kind must have.
-TABLE_REQUIRED = {"signatures": ("pattern",), "workarounds": ("text",), "canary": ("script", "devices")}
+TABLE_REQUIRED = {"signatures": ("pattern",), "workarounds": ("text",), "canary": ("script", "devices"),
+                  "wording_sources": ("package", "files", "anchor")}
 
 
 class IssueFileError(ValueError):
@@ -67,11 +74,12 @@ def read(path: Path) -> Dict[str, Any]:
             data = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise IssueFileError(f"{path}: {exc}") from exc
-    _check(path, "", data, ISSUE_KEYS, REQUIRED)
-    for key in ("signatures", "workarounds"):
+    _check(path, "", data, {**ISSUE_KEYS, **TOOL_KEYS}, REQUIRED)
+    tables = {"signatures": SIGNATURE_KEYS, "workarounds": WORKAROUND_KEYS,
+              "wording_sources": WORDING_SOURCE_KEYS}
+    for key, keys in tables.items():
         for n, table in enumerate(data.get(key, ())):
-            _check(path, f"{key}[{n}].", table, SIGNATURE_KEYS if key == "signatures" else WORKAROUND_KEYS,
-                   TABLE_REQUIRED[key])
+            _check(path, f"{key}[{n}].", table, keys, TABLE_REQUIRED[key])
     if "canary" in data:
         _check(path, "canary.", data["canary"], CANARY_KEYS, TABLE_REQUIRED["canary"])
     if module_stem(data["id"]) != path.stem:

@@ -1,59 +1,71 @@
-"""A platform the doctor's checks were not written for: ROCm, Intel XPU, Apple (MPS), Windows.
+"""A platform the doctor's checks were not all written for: Windows, macOS, a ROCm or an XPU build.
 
-The GPU checks read NVIDIA's stack (the CUDA toolkit, ptxas, libcuda, the nvidia-* wheels, the
-driver's GPU list) and the C++ checks a Linux compiler (g++/clang, OpenMP, glibc). On a ROCm build
-torch still calls its GPUs `cuda`, so the CUDA rows appear, decided by rules about NVIDIA: read as
-health they would be a lie. This issue says so first (a headline, before the matrix), names the
-checks that do not speak for the platform, and is `inconclusive`: could not check is never ok.
+Most rules read a Linux toolchain and NVIDIA's stack. On another platform this issue says, before
+the matrix, what the matrix stands on there, row by row (kb/_platforms.py): which rows a rule decides
+from this platform's own facts, which a canary decides where it runs, which are not checked at all
+(those rows say `inconclusive`, "not checked on <platform>", never `ok`) and which cannot arise; and
+the areas of the platform no row covers. It is `inconclusive` there (could not check everything is
+never ok), and `ok` on Linux with a CUDA or CPU build of torch, the platform the checks are written
+for.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence
 
-from inductor_doctor.core.model import RuleOutcome, Status
+from inductor_doctor.core.model import DeviceKind, RuleOutcome, Status
 from inductor_doctor.kb._catalog import one
+from inductor_doctor.kb._platforms import (
+    CANARY,
+    CANNOT_ARISE,
+    LINUX,
+    NOT_CHECKED,
+    RULE,
+    UNCOVERED,
+    Row,
+    coverage,
+    platforms_of,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
 
-#: platform -> (what the doctor's checks miss there)
-UNCOVERED = {
-    "ROCm": "the GPU rows are written for NVIDIA (CUDA toolkit, ptxas, libcuda, nvidia-* wheels, the "
-            "NVIDIA driver) and say nothing about an AMD GPU, its ROCm runtime, HIP compiler or ld.lld",
-    "Intel XPU": "no check reads the XPU stack (oneAPI, Level Zero, Triton's Intel backend); only the "
-                 "CPU and toolchain rows apply",
-    "macOS": "the MPS device is not checked, and the C++ checks assume a Linux toolchain (Apple clang "
-             "needs Homebrew's libomp for OpenMP)",
-    "Windows": "the C++ checks assume g++/clang, not MSVC's cl.exe (its host/target architecture, "
-               "Python libs, MAX_PATH), and Triton comes from triton-windows",
-}
+
+def _issues() -> Dict[str, Sequence[DeviceKind]]:
+    """Every built-in issue with a row in `check` (the artifact issues have rows only per artifact)."""
+    from inductor_doctor.kb import registry
+    from inductor_doctor.kb._artifacts import artifact_only
+
+    return {i.id: i.devices for i in registry() if i.source == "builtin" and not artifact_only(i)}
 
 
-def platform_of(facts: Facts) -> Tuple[Optional[str], str]:
-    """(the uncovered platform, how it was told) or (None, a description of the covered one)."""
-    torch = facts.torch
-    version = (torch.version or "") if torch is not None else ""
-    local = version.partition("+")[2].lower()
-    system = (facts.python.platform or "").lower()
-    if torch is not None and (torch.hip or local.startswith("rocm")):
-        return "ROCm", f"torch {version} is a ROCm build (HIP {torch.hip or local[4:] or '?'})"
-    if local.startswith("xpu"):
-        return "Intel XPU", f"torch {version} is an Intel XPU build"
-    if system == "darwin":
-        return "macOS", f"this interpreter runs on macOS (sys.platform {system!r})"
-    if system.startswith("win"):
-        return "Windows", f"this interpreter runs on Windows (sys.platform {system!r})"
-    build = f"CUDA {torch.cuda}" if torch is not None and torch.cuda else "CPU"
-    return None, f"Linux, torch {version} ({build} build)"
+def _ids(rows: List[Row]) -> str:
+    return ", ".join(r.issue for r in rows) or "none"
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
     if facts.torch is None or not facts.torch.version:
         return one(Status.NOT_APPLICABLE, "torch is not installed (torch-missing says so)")
-    name, how = platform_of(facts)
-    if name is None:
-        return one(Status.OK, f"{how}: the platform the checks are written for")
-    return one(Status.INCONCLUSIVE, f"{how}: a platform inductor-doctor does not cover yet — "
-               f"{UNCOVERED[name]}. Rows that read ok there are about the parts the doctor knows, "
-               "not a clean bill of health")
+    found, how = platforms_of(facts)
+    if not found:
+        torch = facts.torch
+        build = f"CUDA {torch.cuda}" if torch.cuda else "CPU"
+        return one(Status.OK, f"Linux, torch {torch.version} ({build} build): the platform the checks are "
+                   "written for")
+    rows = coverage(facts, _issues())
+    areas = [a for p in found for a in UNCOVERED.get(p, ())]
+    evidence = [
+        f"decided by a rule that reads {'/'.join(found)}: {_ids(rows[RULE])}",
+        f"decided by a canary where it runs: {_ids(rows[CANARY])}",
+        *([f"decided as on any Linux machine: {_ids(rows[LINUX])}"] if rows[LINUX] else []),
+        f"not checked (each says why in its row): {_ids(rows[NOT_CHECKED])}",
+        f"cannot arise here: {_ids(rows[CANNOT_ARISE])}",
+        *(f"no row covers {a}" for a in areas),
+    ]
+    linux = f", {len(rows[LINUX])} as on any Linux machine" if rows[LINUX] else ""
+    reason = (f"{how}: a platform inductor-doctor does not cover whole. {len(rows[NOT_CHECKED])} rows are "
+              f"not checked here ({_ids(rows[NOT_CHECKED])}); {len(rows[RULE])} are decided by a rule that "
+              f"reads it, {len(rows[CANARY])} by a canary where it runs{linux}; no row covers "
+              f"{'; '.join(areas) or 'nothing else'}. An ok row is about what it read, not a clean bill of "
+              "health")
+    return one(Status.INCONCLUSIVE, reason, platforms=found, evidence=evidence)

@@ -24,7 +24,7 @@ STATUS = {
     "not-applicable": DIM,
 }
 #: How sure a triage match is.
-CONFIDENCE = {"exact": BAD, "partial": WARN, "version-only": DIM}
+CONFIDENCE = {"exact": BAD, "partial": WARN, "possible": WARN, "version-only": DIM}
 
 
 def use_color(stream: Any = None) -> bool:

@@ -55,6 +55,7 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
                 console.print(
                     Text("no error text of theirs is in the log, so these are only hints", style="dim")
                 )
+            _check(console, data.get("check") or {})  # a possible match this machine decided against
             return
         n = len(matched)
         console.print(Text(f"{n} known issue{'s' if n != 1 else ''} matched, best first", style="bold"))
@@ -66,8 +67,8 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
         summary = data.get("summary") or {}
         if summary.get("diagnosed") is False:
             console.print()
-            console.print(Text("no sure match, so this exits 1 (with --match possible, a \"looks like\" "
-                               "exits 0)", style="dim"))
+            console.print(Text("no sure match, so this exits 1 (with --match possible, a \"looks like\" or "
+                               "\"possibly\" exits 0)", style="dim"))
 
     text = console_to_string(render)
     return "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
@@ -94,6 +95,8 @@ def _match(console: Console, index: int, r: Mapping[str, Any], log_source: str) 
     if r.get("because"):
         console.print(Padding(Text("because " + "; and ".join(r["because"]), style="yellow"), (0, 0, 0, 3)))
         check = f"check with: inductor-doctor explain --log {log_source} --check"
+        if r.get("decided_by"):  # possibly: the log cannot tell, this machine can
+            check = f"decided by {r['decided_by']}: run `inductor-doctor explain --log {log_source} --check`"
         console.print(Padding(Text(check, style="dim"), (0, 0, 0, 3)))
     elif r.get("note"):
         style = "green" if r.get("version_in_range") else "yellow"

@@ -12,7 +12,11 @@ gives another cause away (`against`). Three outcomes:
   (`Signature.subject`: a compile cache's path, a Triton kernel, Inductor's or Dynamo's frames,
   torch in the paths). A generic message in a log with none of that is another program's error,
   and says nothing;
-* the sign of a look-alike the issue's page names as another cause (`against`): no match at all.
+* the sign of a look-alike the issue's page names as another cause (`against`): no match at all;
+* a weak match with nothing of its subject around it, of a signature the machine can decide
+  (`Signature.decided_by`: a bare "GLIBCXX_3.4.32' not found", a bare missing header): "possibly
+  X", naming the one fact that decides and the command that checks it here
+  (`explain --log FILE --check`), instead of nothing.
 
 A canary's output needs none of this: there the canary is the context. The log is read once
 (`triage/stream.py`): anchors within a few lines of a match are judged while the match's block
@@ -112,6 +116,9 @@ class Sighting:
 
 #: Returned by `LogContext.judge` for a match that does not count at all.
 DROP = "drop"
+#: Returned by `LogContext.judge` for a match the log alone cannot decide, but this machine can
+#: (`Signature.decided_by`).
+POSSIBLE = "possible"
 
 
 class LogContext:
@@ -124,7 +131,8 @@ class LogContext:
         return (pattern, flags) in self.seen
 
     def judge(self, sig: Signature, near: Optional[bool], line: int) -> Tuple[str, Optional[str]]:
-        """("exact", None), ("partial", why), or (DROP, why) for one match of `sig` at `line`.
+        """("exact", None), ("partial", why), (POSSIBLE, why) or (DROP, why) for one match of `sig`
+        at `line`.
 
         `near` is whether a line-scoped anchor was within `anchor_lines` lines of the match.
         """
@@ -135,6 +143,8 @@ class LogContext:
         if why is None:
             return "exact", None
         if not self.subject_seen(sig):
+            if sig.decided_by:
+                return POSSIBLE, f"line {line} has its error, with nothing around it that tells its cause"
             return DROP, f"line {line}: nothing else in the log ties it to {self._subject_says(sig)}"
         return "partial", why
 

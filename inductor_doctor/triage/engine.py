@@ -29,7 +29,7 @@ from typing import IO, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from inductor_doctor.core.document import Document, Policy
 from inductor_doctor.core.model import ExitCode, KnownIssue, Severity, UsageError
 from inductor_doctor.kb import KB_VERSION
-from inductor_doctor.triage.context import DROP, LogContext, predicates
+from inductor_doctor.triage.context import DROP, POSSIBLE, LogContext, predicates
 from inductor_doctor.triage.facts import FACT_PREDICATES, FACTS
 from inductor_doctor.triage.stream import LogStats, ProbeHits, ScanResult, Source, blocks, scan_stream
 from inductor_doctor.triage.versions import already_met, in_range
@@ -88,6 +88,8 @@ class IssueMatch:
     because: List[str] = field(default_factory=list)  # why only partial, in the user's words
     #: Workarounds that do nothing for the versions the log states, and why (index -> reason).
     moot: Dict[int, str] = field(default_factory=dict)
+    #: A possible match's deciding fact of a machine (`Signature.decided_by`).
+    decided_by: Optional[str] = None
 
     @property
     def assessment(self) -> str:
@@ -96,6 +98,8 @@ class IssueMatch:
             return f"this is {self.issue.id}"
         if self.confidence == PARTIAL:
             return f"this looks like {self.issue.id}"
+        if self.confidence == POSSIBLE:
+            return f"possibly {self.issue.id}"
         return f"the versions fit {self.issue.id}"
 
     def to_dict(self) -> Dict[str, Any]:
@@ -115,6 +119,7 @@ class IssueMatch:
             "workarounds": self._workarounds(),
             "upstream": list(self.issue.upstream),
             "explain": f"inductor-doctor explain {self.issue.id}",
+            "decided_by": self.decided_by,
         }
 
     def _workarounds(self) -> List[Dict[str, Any]]:
@@ -176,6 +181,7 @@ class TriageResult(Document):
                 "matched": len(matched),
                 "exact": sum(m.confidence == EXACT for m in matched),
                 "partial": sum(m.confidence == PARTIAL for m in matched),
+                "possible": sum(m.confidence == POSSIBLE for m in matched),
                 "version_only": sum(m.confidence == VERSION_ONLY for m in self.matches),
                 "diagnosed": self.diagnosed,
                 "match": self.match_at,
@@ -336,6 +342,7 @@ def _match(
     counted = 0
     occurrences = 0
     stated: Optional[str] = None  # a fact of the log that made a weak match sure
+    decided_by: Optional[str] = None  # the machine's fact that decides a possible match
     for ph in hits:
         sig = ph.probe.signature
         kept = False
@@ -350,13 +357,15 @@ def _match(
                     verdict = EXACT
                     evidence.append(Evidence(seen.line, seen.text, sig.fact, CONTEXT))
             kept = True
+            if verdict == POSSIBLE:
+                decided_by = decided_by or sig.decided_by
             evidence.append(Evidence(f.line, f.text, sig.pattern, verdict))
             if verdict == EXACT:
                 ranged = ranged and sig.ranged
                 seen = context.seen.get((sig.anchor, sig.flags)) if sig.anchor else None
                 if seen is not None and sig.anchor_lines is None:  # the fact that made it sure
                     evidence.append(Evidence(seen.line, seen.text, sig.anchor, CONTEXT))
-            elif sig.strength == "exact" and why:
+            elif (sig.strength == "exact" or verdict == POSSIBLE) and why:
                 reasons.append(why)
         if kept:
             counted += 1
@@ -364,17 +373,23 @@ def _match(
     if not evidence:
         return None
     exact = any(e.strength == EXACT for e in evidence)
+    possible = not exact and all(e.strength == POSSIBLE for e in evidence)
+    if possible:  # the log cannot tell: `decided_by` names what does
+        reasons = [r for r in reasons if "nothing around it" in r]
+    elif not exact:
+        reasons = [r for r in reasons if "nothing around it" not in r]
     if not exact and not reasons:
         first = min(evidence, key=lambda e: e.line)
         reasons.append(f"line {first.line} shows a symptom other causes share too")
     evidence.sort(key=lambda e: ({EXACT: 0, CONTEXT: 1}.get(e.strength, 2), e.line))
     match = IssueMatch(
         issue,
-        EXACT if exact else PARTIAL,
-        score=(100 if exact else 40) + 10 * (counted - 1),
+        EXACT if exact else POSSIBLE if possible else PARTIAL,
+        score=(100 if exact else 20 if possible else 40) + 10 * (counted - 1),
         evidence=_dedupe(evidence)[:5],
         occurrences=occurrences,
         because=[] if exact else _dedupe_text(reasons)[:2],
+        decided_by=decided_by if possible else None,
     )
     _weigh_versions(match, versions, ranged)
     if stated and match.confidence == EXACT:

@@ -18,7 +18,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from conftest import run_dir
+from conftest import run_dir, sigint_as_a_terminal_leaves_it
 
 from inductor_doctor.run.capture import Capture
 
@@ -137,10 +137,6 @@ def test_run_forwards_sigterm_to_the_command_and_keeps_its_status(tmp_path):
     assert b"inductor-doctor" not in err  # asked to stop: not a failure to diagnose
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_run_passes_sigint_on_and_dies_of_it_too(tmp_path):
     prog = program(tmp_path, """
         import sys, time
@@ -150,7 +146,7 @@ def test_run_passes_sigint_on_and_dies_of_it_too(tmp_path):
     # A runner that started the tests in the background (`cmd &` in a script) left SIGINT ignored,
     # and an ignored signal is inherited: start the doctor as a terminal would, with its default.
     proc = subprocess.Popen([*DOCTOR, "run", "--", sys.executable, prog], env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+                            stderr=subprocess.PIPE, preexec_fn=sigint_as_a_terminal_leaves_it)
     assert proc.stdout.readline() == b"ready\n"
     proc.send_signal(signal.SIGINT)  # the doctor's, not the command's: it must pass it on
     out, err = proc.communicate(timeout=60)

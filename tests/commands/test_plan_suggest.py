@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List
 
 import pytest
-from conftest import has_cuda, run_cli
+from conftest import has_cuda, local_torch_index, run_cli
 
 from inductor_doctor.plan.suggest import Machine, solve
 from inductor_doctor.schemas import validate
@@ -128,15 +128,15 @@ def test_misused_options_are_one_line_usage_errors(args):
 
 @pytest.mark.slow
 def test_verify_installs_the_suggestion_in_a_scratch_venv_and_checks_it(tmp_path: Path):
-    """For real: torch 2.13.0's CPU build (this machine's pip finds it on local disk when PyTorch's
-    index cannot be reached), a scratch venv under TMPDIR, the doctor's full check there, and
-    nothing left behind."""
+    """For real: torch 2.13.0's CPU build installed by pip from a local index of the test's own
+    (whatever index this machine's pip reaches), a scratch venv under TMPDIR, the doctor's full
+    check there, and nothing left behind."""
     req = tmp_path / "requirements.txt"
     req.write_text("torch==2.13.0\n")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     proc = run_cli(["plan", "--suggest", "-r", str(req), "--verify", "--format", "json"],
-                   env={"TMPDIR": str(scratch)}, timeout=1500)
+                   env={"TMPDIR": str(scratch), **local_torch_index("2.13.0")}, timeout=1500)
     doc = json.loads(proc.stdout)
     validate("suggest", doc)
     v = doc["verify"]

@@ -64,10 +64,6 @@ UNANCHORED = [
 #: sign of the look-alike the issue's page names (a Mac, a build-isolation env): no match at all.
 UNTIED = [
     ("cache_dir_noexec__neg__jobeinabox_4.log", "cache-dir-noexec"),
-    ("libstdcxx_too_old__neg__pytorch_3147.log", "libstdcxx-too-old"),
-    ("libstdcxx_too_old__neg__dnascent_4.log", "libstdcxx-too-old"),
-    ("python_headers_missing__neg__clodius_9.log", "python-headers-missing"),
-    ("compiler_too_old__neg__pytorch_103371.log", "compiler-too-old"),
     ("torch_cpu_only_build__neg__pytorch_96976.log", "torch-cpu-only-build"),
     ("torch_cpu_only_build__neg__wan2gp_1680.log", "torch-cpu-only-build"),
     ("torch_missing__neg__pytorch3d_2014.log", "torch-missing"),
@@ -177,3 +173,70 @@ def test_a_failure_class_is_not_bounded_by_its_modules_instance(tmp_path):
     match = only(doc, "triton-version-skew")
     assert match["confidence"] == "exact" and match["version_in_range"] is False
     assert "another release pair" in match["note"]
+
+
+# --- the log plus this machine ------------------------------------------------------------------
+
+#: (hard negative, the issue whose words it shares): the error with nothing around it that tells its
+#: cause (another program's GLIBCXX error, a third-party build's missing header or old compiler); the
+#: log alone cannot decide, a machine can: "possibly X", naming the fact, and exit 1 all the same.
+POSSIBLY = [
+    ("libstdcxx_too_old__neg__pytorch_3147.log", "libstdcxx-too-old", "libstdc++"),
+    ("libstdcxx_too_old__neg__dnascent_4.log", "libstdcxx-too-old", "libstdc++"),
+    ("python_headers_missing__neg__clodius_9.log", "python-headers-missing", "Python.h"),
+    ("compiler_too_old__neg__pytorch_103371.log", "compiler-too-old", "C++ compiler"),
+]
+
+
+@pytest.mark.parametrize("name, issue_id, fact", POSSIBLY, ids=[u[0].split(".")[0] for u in POSSIBLY])
+def test_the_words_alone_are_possibly_the_issue_decided_by_one_fact(tmp_path, name, issue_id, fact):
+    """Never "this is" nor "this looks like": "possibly X", with the one fact of a machine that decides,
+    and not a diagnosis (exit 1) unless --match possible."""
+    log = tmp_path / "pasted.log"
+    log.write_text(body(name), encoding="utf-8")
+    proc = run_cli(["explain", "--log", str(log), "--format", "json"])
+    doc = json.loads(proc.stdout)
+    validate("triage", doc)
+    match = only(doc, issue_id)
+    assert match["confidence"] == "possible" and match["assessment"] == f"possibly {issue_id}"
+    assert fact in match["decided_by"]
+    assert proc.returncode == 1 and doc["summary"]["possible"] >= 1 and not doc["summary"]["diagnosed"]
+    possible = run_cli(["explain", "--log", str(log), "--match", "possible"])
+    assert possible.returncode == 0, possible.stdout
+
+
+BARE_GLIBCXX = "/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found\n"
+
+
+def test_a_bare_glibcxx_line_names_the_fact_and_the_command_that_decides(tmp_path):
+    text = triage_text(tmp_path, BARE_GLIBCXX)
+    assert "possibly libstdcxx-too-old" in text
+    assert "decided by this machine's libstdc++" in text
+    assert "explain --log" in text and "--check" in text
+    assert "this is libstdcxx" not in text and "looks like libstdcxx" not in text
+
+
+def test_check_decides_a_possible_match_on_this_machine(tmp_path):
+    """`--check` runs the issue's check here: this machine's libstdc++ and its CUDA-less torch say no,
+    so the bare lines are not those issues here; the check's lines say so, and the exit is 1."""
+    log = tmp_path / "pasted.log"
+    bare_header = "fatal error: cuda_runtime.h: No such file or directory\n"
+    log.write_text(BARE_GLIBCXX + bare_header, encoding="utf-8")
+    before = json.loads(run_cli(["explain", "--log", str(log), "--format", "json"]).stdout)
+    assert {r["id"]: r["confidence"] for r in before["results"]} == {
+        "libstdcxx-too-old": "possible", "cuda-toolkit-missing": "possible"}
+    proc = run_cli(["explain", "--log", str(log), "--check", "--format", "json"])
+    doc = json.loads(proc.stdout)
+    validate("triage", doc)
+    statuses = {f["id"]: f["status"] for f in doc["check"]["results"]}
+    assert doc["check"]["ran"] and set(statuses) == {"libstdcxx-too-old", "cuda-toolkit-missing"}
+    for issue_id, status in statuses.items():  # what this machine says decides each
+        found = {r["id"]: r for r in doc["results"]}.get(issue_id)
+        if status in ("ok", "not-applicable"):
+            assert found is None
+        elif status == "affected":
+            assert found["confidence"] == "exact" and "decided on this machine" in found["note"]
+    assert statuses["cuda-toolkit-missing"] == "not-applicable"  # a CPU-only torch here
+    assert proc.returncode == (0 if "affected" in statuses.values() else 1)
+    text = run_cli(["explain", "--log", str(log), "--check"], env={"COLUMNS": "100"}).stdout
+    assert "cuda-toolkit-missing on" in text and "not-applicable" in text

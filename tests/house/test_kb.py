@@ -42,7 +42,10 @@ def test_issue_is_complete(issue: KnownIssue):
         assert normalize_ref(ref), f"{ref!r} is not owner/repo#N"
     assert issue.workarounds or issue.severity is Severity.WARNING, "an error comes with a workaround"
     assert issue.rule is not None or issue.canary is not None, "an issue is detected somehow"
-    assert issue.signatures, "an issue has error signatures for canaries and triage"
+    # platform-not-covered is a headline about the checks themselves (which rows a platform leaves
+    # unchecked), not a failure with an error of its own.
+    assert issue.signatures or issue.id == "platform-not-covered", \
+        "an issue has error signatures for canaries and triage"
     for sig in issue.signatures:
         sig.compiled()
     if issue.canary is not None:

@@ -69,3 +69,11 @@ def test_check_says_it_first_on_a_rocm_torch(tmp_path: Path):
     [row] = [r for r in data["results"] if r["id"] == "platform-not-covered"]
     assert row["status"] == "inconclusive"
     assert any("ROCm build" in n for n in data["meta"].get("notices", []))
+    # The list of what is not covered, row by row: the GPU rows say they are not checked, never ok.
+    assert any(e.startswith("not checked (each says why in its row): ") and "torch-gpu-arch-missing" in e
+               for e in row["evidence"]), row["evidence"]
+    assert any(e.startswith("no row covers ") for e in row["evidence"])
+    gpu = [r for r in data["results"] if r["id"] == "torch-gpu-arch-missing"]
+    assert gpu and all(r["status"] == "inconclusive" and r["reason"].startswith("not checked on ROCm")
+                       for r in gpu), gpu
+    assert "not checked on ROCm" in text.stdout

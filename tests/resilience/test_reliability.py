@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import pytest
-from conftest import venv_python
+from conftest import sigint_as_a_terminal_leaves_it, venv_python
 from fault_canaries.doctor import describe, doctor_env, kill_tagged, new_tag, run_doctor, tagged
 from fault_canaries.faults import FAULTS, covers
 from fault_canaries.plugin import plugin_env
@@ -378,7 +378,7 @@ def _start_parallel_run(faulty: Dict[str, str], tmp_path: Path, tag: str) -> sub
         [sys.executable, "-m", "inductor_doctor", "check", "--only", "fault-clean,fault-hang,fault-hang-too",
          "--jobs", "3", "--timeout", "300", "--no-cache"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, preexec_fn=sigint_as_a_terminal_leaves_it,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -433,7 +433,8 @@ def test_ctrl_c_during_the_probe(tmp_path):
     env = doctor_env({"INDUCTOR_DOCTOR_CACHE_DIR": str(tmp_path)}, tag)
     proc = subprocess.Popen([sys.executable, "-m", "inductor_doctor", "check", "--no-cache", "--only",
                              "block-mask-cpu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env, start_new_session=True, stdin=subprocess.DEVNULL)
+                            env=env, start_new_session=True, stdin=subprocess.DEVNULL,
+                            preexec_fn=sigint_as_a_terminal_leaves_it)
     time.sleep(1.5)  # imports done, probe running (it takes several seconds here)
     os.killpg(proc.pid, signal.SIGINT)
     try:

@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 INDEX = "https://pypi.org/simple/{name}/"
 USER_AGENT = "inductor-doctor-release-audit/1 (+https://pypi.org/project/inductor-doctor/)"
@@ -134,13 +134,40 @@ class Wheel:
         self.sha256: str = file["hashes"]["sha256"]
         self.dir = cache_root() / "wheels" / self.sha256
         self._zip: Optional[zipfile.ZipFile] = None
+        self._raw: Optional[RangeFile] = None
         self._names: Optional[list] = None
 
     def _open(self) -> zipfile.ZipFile:
         if self._zip is None:
             # Large blocks for the directory, which zipfile reads sequentially from the end.
-            self._zip = zipfile.ZipFile(RangeFile(self.url, self.size, block=1 << 20))
+            self._raw = RangeFile(self.url, self.size, block=1 << 20)
+            self._zip = zipfile.ZipFile(self._raw)
         return self._zip
+
+    def prefetch(self, names: list, gap: int = 1 << 20) -> None:
+        """Fetch the members `names` not cached yet in a few large range requests, not one each:
+        members that lie within `gap` bytes of each other come in one span (a wheel's files are
+        stored by path, so a package's sources are mostly one run)."""
+        wanted = [n for n in names if not (self.dir / "files" / n).exists() and n in self.names()]
+        if not wanted:
+            return
+        zf = self._open()
+        assert self._raw is not None
+        # A member is its local header (30 bytes, its name, an extra field) and its data.
+        infos = [zf.getinfo(n) for n in wanted]
+        spans = sorted((i.header_offset, i.header_offset + 30 + len(i.filename.encode()) + 1024
+                        + i.compress_size) for i in infos)
+        merged: List[List[int]] = []
+        for lo, hi in spans:
+            if merged and lo - merged[-1][1] <= gap:
+                merged[-1][1] = max(merged[-1][1], hi)
+            else:
+                merged.append([lo, hi])
+        block = self._raw.block
+        for lo, hi in merged:
+            self._raw._fetch(lo // block, min(hi, self.size - 1) // block + 1)
+        for n in wanted:
+            self.member(n)
 
     def names(self) -> list:
         """Every member name; the central directory is cached as a plain list."""
@@ -174,6 +201,46 @@ class Wheel:
     def text(self, name: str) -> Optional[str]:
         path = self.member(name)
         return path.read_text(encoding="utf-8", errors="replace") if path else None
+
+
+class Sdist:
+    """A source distribution (`.tar.gz`), downloaded whole once (sdists are small) and cached under
+    its sha256; member names drop the archive's top folder (`xformers-0.0.28/`)."""
+
+    def __init__(self, file: Dict[str, Any]) -> None:
+        self.filename: str = file["filename"]
+        self.url: str = file["url"]
+        self.sha256: str = file["hashes"]["sha256"]
+        self.path = cache_root() / "sdists" / f"{self.sha256}.tar.gz"
+        self._members: Optional[Dict[str, Any]] = None
+
+    def _open(self) -> Dict[str, Any]:
+        if self._members is None:
+            import tarfile
+
+            if not self.path.exists():
+                data = _request(self.url, {})
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_bytes(data)
+                os.replace(tmp, self.path)
+            tar = tarfile.open(self.path, "r:*")
+            self._tar = tar
+            self._members = {m.name.partition("/")[2]: m for m in tar.getmembers() if m.isfile()}
+        return self._members
+
+    def names(self) -> list:
+        return sorted(self._open())
+
+    def prefetch(self, names: list) -> None:
+        self._open()
+
+    def text(self, name: str) -> Optional[str]:
+        member = self._open().get(name)
+        if member is None:
+            return None
+        f = self._tar.extractfile(member)
+        return f.read().decode("utf-8", errors="replace") if f else None
 
 
 def sha256_of(path: Path) -> str:
