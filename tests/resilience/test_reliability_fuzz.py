@@ -112,7 +112,7 @@ def test_fuzz_plan_requirements(tmp_path, text, as_pyproject, specs):
     _assert_contract(rc, err)
 
 
-def _minimal_facts(python=None, live=False, timeout_s=60.0, use_cache=None, live_probe=None):
+def _minimal_facts(python=None, live=False, timeout_s=60.0, use_cache=None, live_probe=None, environ=None):
     from inductor_doctor.core.facts import Facts, PythonInfo
 
     return Facts(python=PythonInfo(executable=sys.executable, version="3.11.7", platform="linux"))
