@@ -23,9 +23,11 @@ import signal
 from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from inductor_doctor.artifact.host import host_view
+from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun
-from inductor_doctor.check.verdict import CanaryOutcome, Decision
+from inductor_doctor.check.verdict import CanaryOutcome, Decision, decide
 from inductor_doctor.core.codes import own_bug
 from inductor_doctor.core.model import (
     Basis,
@@ -331,3 +333,57 @@ def plan_artifacts(paths: Sequence[str], host: Any) -> List[Finding]:
             )
         )
     return out
+
+
+# --- the row as a cell of the engine --------------------------------------------------------------
+
+
+@dataclass
+class ArtifactCell:
+    """One `--artifact` on the device it targets, a cell of the engine as an issue's is: the artifact
+    issues' judgement (the row's rule) and, where that device is here, the canary that loads it."""
+
+    rid: str  # the row's id: `artifact.<file name>`
+    judged: Judged
+    host: Any  # the host the artifact is judged against (`artifact.host.HostView`)
+    present: bool
+    job: Optional[CanaryJob] = None
+    not_run: str = ""
+    key: Tuple[str, str] = ("", "")  # (rid, device): where its canary run is kept, as a `Cell`'s
+
+    def __post_init__(self) -> None:
+        self.key = (self.rid, self.judged.device)
+
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        """The job's key joined with the artifact's own (its size, time and contents read)."""
+        assert self.job is not None
+        return stored_key(store, self.job, self.judged.artifact)
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        outcome: Optional[CanaryOutcome] = None
+        if canary_run is not None and self.job is not None:
+            outcome = load_outcome(canary_run)
+        elif self.job is not None and interrupted:
+            outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+        return decide(self.judged.decided, self.present, outcome, self.not_run,
+                      self.judged.artifact.device or "cpu")
+
+    def finding(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Finding:
+        verdict = self.decision(canary_run, interrupted)
+        return row_finding(self.rid, self.judged, self.host, verdict, canary_run)
+
+
+def artifact_cells(arts: Sequence[Any], facts: Any, python: str, static: bool, timeout_s: Optional[float],
+                   env: Dict[str, str]) -> List[ArtifactCell]:
+    """One engine cell per artifact, judged against this host's facts; a load canary where its
+    device is here (`env`: what every canary is given)."""
+    host = host_view(facts)
+    present = {"cpu", *host.gpus}
+    cells = []
+    for rid, art in zip(row_ids(arts), arts):
+        j = judge(art, host)
+        here = j.device in present
+        job = None if static or not here else load_job(rid, j, python, timeout_s, env)
+        not_run = "--static skips canaries" if static else f"no {j.device} device here"
+        cells.append(ArtifactCell(rid, j, host, here, job, not_run))
+    return cells

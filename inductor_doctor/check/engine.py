@@ -14,16 +14,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from inductor_doctor.artifact.host import host_view
-from inductor_doctor.check.artifacts import (
-    Judged,
-    judge,
-    load_job,
-    load_outcome,
-    row_finding,
-    row_ids,
-    stored_key,
-)
+from inductor_doctor.check.artifacts import ArtifactCell, artifact_cells
 from inductor_doctor.check.cache import CanaryStore
 from inductor_doctor.check.classify import canary_outcome, classify, signal_name  # noqa: F401 - API
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
@@ -179,56 +170,6 @@ class Cell:
             outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
         kinds = "/".join(k.value for k in self.issue.devices)
         return decide(self.rule, self.present, outcome, self.not_run, kinds)
-
-
-@dataclass
-class ArtifactCell:
-    """One `--artifact` on the device it targets: the artifact issues' judgement (the row's rule) and,
-    where that device is here, the canary that loads it (check/artifacts.py says what decides it)."""
-
-    rid: str  # the row's id: `artifact.<file name>`
-    judged: Judged
-    host: Any  # the host the artifact is judged against (`artifact.host.HostView`)
-    present: bool
-    job: Optional[CanaryJob] = None
-    not_run: str = ""
-
-    @property
-    def key(self) -> Tuple[str, str]:
-        return self.rid, self.judged.device
-
-    def store_key(self, store: CanaryStore) -> Optional[str]:
-        """The job's key joined with the artifact's own (its size, time and contents read)."""
-        assert self.job is not None
-        return stored_key(store, self.job, self.judged.artifact)
-
-    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
-        outcome: Optional[CanaryOutcome] = None
-        if canary_run is not None and self.job is not None:
-            outcome = load_outcome(canary_run)
-        elif self.job is not None and interrupted:
-            outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
-        return decide(self.judged.decided, self.present, outcome, self.not_run,
-                      self.judged.artifact.device or "cpu")
-
-    def finding(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Finding:
-        verdict = self.decision(canary_run, interrupted)
-        return row_finding(self.rid, self.judged, self.host, verdict, canary_run)
-
-
-def artifact_cells(facts: Facts, options: CheckOptions) -> List[ArtifactCell]:
-    """One cell per artifact, judged against this host's facts; a canary where its device is here."""
-    host = host_view(facts)
-    present = {"cpu", *host.gpus}
-    cells = []
-    for rid, art in zip(row_ids(options.artifacts), options.artifacts):
-        j = judge(art, host)
-        here = j.device in present
-        job = None if options.static or not here else load_job(rid, j, options.python, options.timeout_s,
-                                                                  options.canary_env)
-        not_run = "--static skips canaries" if options.static else f"no {j.device} device here"
-        cells.append(ArtifactCell(rid, j, host, here, job, not_run))
-    return cells
 
 
 @dataclass
@@ -468,7 +409,8 @@ def run_checks(
     rows: List[ArtifactCell] = []
     if options.artifacts and interrupted is None:
         progress.phase("loading artifacts")
-        rows = artifact_cells(facts, options)
+        rows = artifact_cells(options.artifacts, facts, options.python, options.static, options.timeout_s,
+                              options.canary_env)
         more, interrupted = run(rows, options, progress, groups)
         runs.update(more)
     installed = {name: [info.version] for name, info in (("torch", facts.torch), ("triton", facts.triton),
