@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from inductor_doctor.why import variations as V
 from inductor_doctor.why.attempt import Attempt, Launch, run_attempt
+from inductor_doctor.why.signature import Signature
 
 #: Statuses of one variation's run.
 PASSED, SAME, OTHER, TIMED_OUT, NOT_RUN, STOPPED = (
@@ -71,13 +72,18 @@ def default_jobs() -> int:
 # --- the plan ----------------------------------------------------------------------------------
 
 
-def plan(env: Dict[str, str], issue_ids: List[str]) -> List[V.Variation]:
-    """The variations in the order their answers are judged."""
+def user_caches(env: Dict[str, str]) -> List[str]:
+    """The user's Inductor and Triton cache directories (whether they exist or not)."""
     from inductor_doctor.probe.compiler import _inductor_cache_dir
 
     triton = env.get("TRITON_CACHE_DIR") or os.path.join(env.get("TRITON_HOME") or os.path.expanduser("~"),
                                                          ".triton", "cache")
-    caches = [d for d in (_inductor_cache_dir(env), triton) if os.path.isdir(d)]
+    return [_inductor_cache_dir(env), triton]
+
+
+def plan(env: Dict[str, str], issue_ids: List[str]) -> List[V.Variation]:
+    """The variations in the order their answers are judged."""
+    caches = [d for d in user_caches(env) if os.path.isdir(d)]
     out = [V.fresh_caches(caches)]
     out += _issue_variations(issue_ids)
     out += V.settings_groups(env)
@@ -143,7 +149,8 @@ def launch(session: Session, v: V.Variation, n: int) -> Launch:
     env["TRITON_CACHE_DIR"] = os.path.join(work, "triton-cache")
     env.update(v.set_env)
     mark = None
-    if v.backend or v.count_compiles:
+    extra = {}
+    if v.backend or v.count_compiles or v.record_ops:
         site = os.path.join(work, "site")
         os.makedirs(site)
         from inductor_doctor.target import script
@@ -154,17 +161,20 @@ def launch(session: Session, v: V.Variation, n: int) -> Launch:
         env["INDUCTOR_DOCTOR_WHY_MARK"] = mark
         if v.backend:
             env["INDUCTOR_DOCTOR_WHY_BACKEND"] = v.backend
-    return Launch(list(session.argv), env, work, session.timeout, mark)
+        if v.record_ops:
+            extra["ops"] = env["INDUCTOR_DOCTOR_WHY_BISECT_LOG"] = os.path.join(work, "bisect-applications")
+    return Launch(list(session.argv), env, work, session.timeout, mark, extra)
 
 
-def status_of(attempt: Attempt, baseline_line: str, scrub: Sequence[str]) -> str:
+def status_of(attempt: Attempt, baseline: Signature, scrub: Sequence[str]) -> str:
+    """A run counts by its signature only: passed, the baseline's failure, or another one."""
     if attempt.error:
         return STOPPED if attempt.error.startswith("stopped") else NOT_RUN
     if attempt.timed_out:
         return TIMED_OUT
     if attempt.passed:
         return PASSED
-    return SAME if attempt.fingerprint(scrub) == baseline_line else OTHER
+    return SAME if baseline.same_as(attempt.signature(scrub)) else OTHER
 
 
 # --- the runs side by side -----------------------------------------------------------------------
@@ -175,7 +185,7 @@ def run_plan(session: Session, variations: List[V.Variation], offset: int = 0,
     """Run the variations `jobs` at a time, in order; stop (killing what runs) once the answer is
     known, unless `run_all` (default: the session's `--all`)."""
     every = session.run_all if run_all is None else run_all
-    baseline_line = session.baseline.fingerprint(session.scrub)
+    baseline_line = session.baseline.signature(session.scrub)
     tried = [Tried(v) for v in variations]
     cancelled = threading.Event()
     pending: Dict[Future, int] = {}
@@ -221,12 +231,14 @@ def decided(tried: List[Tried]) -> bool:
 
 def decides(t: Tried) -> bool:
     """An environment variation that passes names the cause; torch.compile disabled that still
-    fails says the error is the program's."""
+    fails *the same way* says the error is the program's. A run that fails differently decides
+    nothing (torch 2.13 refuses `fullgraph=True` with nothing compiled: another error, not the
+    program's)."""
     kind = t.variation.kind
     if kind == V.ENVIRONMENT:
         return t.status == PASSED
     if kind == V.CONTROL:
-        return t.status in (SAME, OTHER)
+        return t.status == SAME
     return False
 
 
@@ -248,7 +260,7 @@ def run_releases(session: Session, interpreter: str, installed: str) -> List[Tri
     from inductor_doctor.scratch.venv import ScratchError, ScratchVenv
     from inductor_doctor.why import versions as R
 
-    line = session.baseline.fingerprint(session.scrub)
+    line = session.baseline.signature(session.scrub)
     command_site = R.site_dirs(interpreter)
     out: List[Tried] = []
     for release, role in R.candidates(installed, RELEASES.get("torch", ())):

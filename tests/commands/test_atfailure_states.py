@@ -272,7 +272,7 @@ def test_why_view_dtype_align_on_the_pre_fix_torch_names_the_issue_and_proves_it
     assert doc["baseline"]["exit_code"] == 1 and doc["triage"]["id"] == "view-dtype-align", doc["triage"]
     assert c["kind"] == "environment" and c["issue"] == "view-dtype-align", c
     assert c["workaround"] == "export TORCHINDUCTOR_ALIGNMENT_ASSERTS=0"
-    assert c["sentence"].startswith("The cause is view-dtype-align (its workaround, tried here)"), c
+    assert c["sentence"].startswith("The cause is view-dtype-align; the workaround, proved here"), c
 
 
 def test_why_block_mask_with_a_gxx_that_rejects_inductors_cpp_names_that_compiler(tmp_path):
