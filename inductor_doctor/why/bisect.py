@@ -171,7 +171,8 @@ def bisect(session: Session, python: str, step_argv: Sequence[str]) -> Bisection
     argv = [python, "-m", "torch._inductor.compiler_bisector", "run", python, str(script("why_step.py")),
             "--log", steps, "--timeout", str(int(session.timeout)), *step_argv]
     session.say("the compiler bisector: torch._inductor.compiler_bisector run (in a scratch cache)")
-    attempt = run_attempt(Launch(argv, bisector_env(session, root), root, session.timeout * MAX_STEPS))
+    attempt = run_attempt(Launch(argv, bisector_env(session, root), root, session.timeout * MAX_STEPS),
+                          session.stop)
     out = Bisection(ran=True, duration_s=attempt.duration_s, steps=_steps(steps, session))
     text = attempt.output.decode("utf-8", errors="replace")
     found = _RESULT.findall(text)

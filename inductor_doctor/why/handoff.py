@@ -17,7 +17,7 @@ from inductor_doctor.why import bisect as B
 from inductor_doctor.why.compare import Compared
 from inductor_doctor.why.conclude import Conclusion, Kind
 from inductor_doctor.why.minify import minify
-from inductor_doctor.why.runs import Session, Tried
+from inductor_doctor.why.runs import Session, Tried, stopping
 
 
 def wanted(conclusion: Conclusion) -> bool:
@@ -40,7 +40,7 @@ def hand_off(session: Session, conclusion: Conclusion, argv: Sequence[str], pyth
     sig = session.baseline.signature(session.scrub)
     raised = sig.exc_type is not None and (session.baseline.returncode or 0) > 0  # an exception, not a signal
     in_process = have.minify_in_process and raised
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="indoc-why") as pool:
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="indoc-why") as pool, stopping(session):
         # the minifier beside the bisector where two runs may go at once (--jobs), else after it
         beside = session.jobs >= 2
         minified = pool.submit(minify, session, python, argv, accuracy, in_process) if beside else None
@@ -60,3 +60,4 @@ def hand_off(session: Session, conclusion: Conclusion, argv: Sequence[str], pyth
     bisected["minifier"] = made.to_dict()
     return replace(conclusion, sentence=f"{conclusion.sentence} {sentence}", bisect=bisected, repro=made.path,
                    notes=tuple(notes)), tried
+

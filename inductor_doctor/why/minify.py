@@ -90,7 +90,8 @@ def _minify(session: Session, python: str, argv: Sequence[str], accuracy: bool, 
     # after AOTAutograd, the accuracy level copies a repro.py into the working directory: the command
     # runs from the scratch one then, its file arguments made absolute
     cwd, command_argv = (work, _absolute(argv)) if (after, level) == ("aot", 4) else (None, list(argv))
-    first = run_attempt(Launch(command_argv, env, _dir(root, "command"), session.timeout, cwd=cwd))
+    first = run_attempt(Launch(command_argv, env, _dir(root, "command"), session.timeout, cwd=cwd),
+                        session.stop)
     out.duration_s = first.duration_s
     launchers = sorted(glob.glob(os.path.join(root, "debug", "torch_compile_debug", "*", "minifier",
                                               "minifier_launcher.py")), key=os.path.getmtime)
@@ -103,7 +104,7 @@ def _minify(session: Session, python: str, argv: Sequence[str], accuracy: bool, 
     env.pop("TORCHDYNAMO_REPRO_AFTER")
     command = ["minify", "--no-isolate"] if in_process and after == "aot" else []
     launched = run_attempt(Launch([python, launchers[-1], *command], env, _dir(root, "launcher"),
-                                  session.timeout * MINIFIER_RUNS, cwd=work))
+                                  session.timeout * MINIFIER_RUNS, cwd=work), session.stop)
     out.duration_s += launched.duration_s
     made = os.path.join(work, "repro.py")
     if not os.path.exists(made):

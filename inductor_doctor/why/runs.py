@@ -15,8 +15,9 @@ import re
 import shutil
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from inductor_doctor.why import variations as V
 from inductor_doctor.why.attempt import Attempt, Launch, run_attempt
@@ -58,6 +59,8 @@ class Session:
     scrub: List[str] = field(default_factory=list)
     say: Callable[[str], None] = lambda message: None
     run_all: bool = False
+    #: Set when `why` is interrupted: every run still going, in whatever thread, is killed.
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 def default_jobs() -> int:
@@ -191,7 +194,8 @@ def run_plan(session: Session, variations: List[V.Variation], offset: int = 0,
     pending: Dict[Future, int] = {}
     queue = list(range(len(variations)))
     jobs = session.jobs
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="indoc-why") as pool:
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="indoc-why") as pool, \
+            stopping(session, cancelled):
         while queue or pending:
             while queue and len(pending) < jobs and not cancelled.is_set():
                 i = queue.pop(0)
@@ -208,6 +212,19 @@ def run_plan(session: Session, variations: List[V.Variation], offset: int = 0,
                 cancelled.set()
                 queue.clear()
     return tried
+
+
+@contextmanager
+def stopping(session: Session, cancelled: Optional[threading.Event] = None) -> Iterator[None]:
+    """Interrupted (Ctrl-C, SIGTERM): the runs of this plan and every other run of `why`, in whatever
+    thread, are killed before a pool waits for them."""
+    try:
+        yield
+    except BaseException:
+        if cancelled is not None:
+            cancelled.set()
+        session.stop.set()
+        raise
 
 
 def narrow(session: Session, names: List[str]) -> List[Tried]:
