@@ -380,6 +380,23 @@ def test_why_blames_a_stale_cache_before_anything_else(tmp_path):
     assert (cache / "ab" / "stale.so").exists()  # the user's cache is left as it was
 
 
+def test_why_says_a_compiler_bisector_state_left_in_the_users_cache(tmp_path):
+    """pytorch#143453: `<inductor cache>/bisect/` makes every compile run the bisector's backend; why
+    says so whatever its answer, and leaves it where it is (the user's cache is the user's)."""
+    from inductor_doctor.kb import registry
+
+    cache = tmp_path / "inductor"
+    (cache / "bisect").mkdir(parents=True)
+    (cache / "bisect" / "bisect_status.txt").write_text("backend=eager\nsubsystem=\n")
+    doc = why("--", sys.executable, "-c", "raise ValueError('a bug of the program')",
+              env={"TORCHINDUCTOR_CACHE_DIR": str(cache)})
+    notes = doc["conclusion"]["notes"]
+    assert len(notes) == 1 and str(cache / "bisect") in notes[0] and "pytorch#143453" in notes[0], notes
+    if any(i.id == "bisect-state-leftover" for i in registry()):
+        assert "inductor-doctor explain bisect-state-leftover" in notes[0]
+    assert (cache / "bisect" / "bisect_status.txt").exists()
+
+
 def test_why_a_command_that_succeeds_has_nothing_to_diagnose():
     doc = why("--", sys.executable, "-c", "pass")
     assert doc["exit_code"] == 2 and doc["conclusion"]["kind"] == "baseline-passed"

@@ -133,6 +133,9 @@ def test_why_clang_without_openmp(tmp_path):
     assert doc["exit_code"] == 0 and doc["triage"]["id"] == "openmp-headers-missing"
     assert c["kind"] == "environment" and "g++" in c["workaround"], c
     assert "passes" in c["sentence"]
+    # a failure in Inductor's C++ compile whose cause is the environment: that answer, no bisector
+    assert c["bisect"] is None and not [v for v in doc["variations"] if v["kind"] == "bisect"]
+    assert c["sentence"].count(c["workaround"]) == 1
 
 
 def test_why_no_compiler_on_path(tmp_path):
@@ -142,6 +145,7 @@ def test_why_no_compiler_on_path(tmp_path):
     assert doc["triage"]["id"] == "cxx-compiler-missing"
     assert c["kind"] == "environment" and c["variation"] == "path-system-dirs", c
     assert c["workaround"] == 'export PATH="$PATH:/usr/bin"'  # g++ alone needs as, ld, openssl from there
+    assert c["bisect"] is None
 
 
 def test_why_truncated_objects_in_a_real_inductor_cache(tmp_path):
