@@ -120,9 +120,9 @@ def conclude(baseline: Attempt, tried: List[Tried], scrub: Sequence[str],
             return Conclusion(Kind.ENVIRONMENT, sentence, tuple(evidence), v.key, workaround, tuple(unset),
                               v.issue, stage=sig.stage)
         return Conclusion(Kind.PROGRAM, (
-            f"It fails the same way with torch.compile disabled ({sig.line}): the error is in the program "
-            "itself (or in torch's eager code), not in the compiler stack; no variation of the compiler can "
-            "fix it."), tuple(evidence), v.key, stage=sig.stage)
+            f"It fails the same way with torch.compile disabled ({sig.raised or sig.line}): the error is in "
+            "the program itself (or in torch's eager code), not in the compiler stack; no variation of the "
+            "compiler can fix it."), tuple(evidence), v.key, stage=sig.stage)
     return _layer(tried, evidence, triage, sig, scrub)
 
 
@@ -191,6 +191,12 @@ def _undecided(disabled: Optional[Tried], scrub: Sequence[str]) -> str:
 
 
 def _dynamo(sig: Signature, disabled_passed: bool, aside: str, evidence: List[str]) -> Conclusion:
+    if sig.raised:  # the program raised it; Dynamo, made to trace everything, reports a graph break
+        return Conclusion(Kind.PROGRAM, (
+            f"The program itself raises {sig.raised} inside the compiled function: Dynamo, with "
+            "fullgraph=True (or error_on_graph_break), reports it as a graph break (Observed exception), and "
+            'backend="eager" (Dynamo alone) fails the same way. The error is the program\'s, not the '
+            "compiler's." + aside), tuple(evidence), "backend:eager", stage=sig.stage)
     if sig.stage == "graph_break":
         sentence = ("No setting of this machine explains it: the failure is in Dynamo's tracing, a graph "
                     f"break that fullgraph=True (or error_on_graph_break) makes an error ({sig.line}), and "

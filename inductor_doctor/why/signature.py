@@ -28,6 +28,8 @@ _TYPE = re.compile(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$")
 _FRAME = re.compile(r'^\s+File "([^"]+)", line \d+')
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _WRAPPED = re.compile(r"\bgot ([A-Za-z_]\w*(?:Error|Exception))\(")
+#: Dynamo's record of an exception the traced program raised itself, before its "Observed exception".
+_OBSERVED = re.compile(r"^torch\._dynamo\.exc\.Observed\w*: raised exception (([A-Za-z_]\w*)\(.*\))$", re.M)
 TRACEBACK = "Traceback (most recent call last):"
 #: What `target/why_step.py` prints when a compiled run's outputs differ from eager's.
 MISMATCH = "inductor_doctor.OutputMismatch"
@@ -59,6 +61,7 @@ class Signature:
     wrapped: Optional[str] = None  # the program's error type that Dynamo met on fake tensors
     hints: Tuple[str, ...] = ()  # Dynamo's own "Hint:" lines
     passed: bool = False
+    raised: Optional[str] = None  # the program's own exception that Dynamo reports ("Observed exception")
 
     def same_as(self, other: Signature) -> bool:
         """The same failure: the same exception and message; or, for Dynamo's report of an error the
@@ -138,9 +141,14 @@ def _from_traceback(text: str) -> Optional[Signature]:
             inner = _WRAPPED.search("\n".join(rest))
             wrapped = inner.group(1) if inner else None
         hints = tuple(h.strip()[len("Hint:"):].strip() for h in rest if h.strip().startswith("Hint:"))
+        raised = None
+        if exc_type.endswith(".Unsupported") and message.startswith("Observed exception"):
+            observed = _OBSERVED.findall(text[:at])
+            if observed:
+                raised, wrapped = observed[-1][0][:300], observed[-1][1]
         line = f"{exc_type}: {message}" if message else exc_type
         return Signature(line[:300], exc_type, message[:300], frames[-1] if frames else None, stage, wrapped,
-                         hints[:4])
+                         hints[:4], raised=raised)
     return None
 
 

@@ -2,11 +2,12 @@
 
 The outputs in tests/data/why/runs/ are real runs of torch 2.13.0 on CPU (paths shortened): a
 function compiled with `fullgraph=True` and a data-dependent `if` (`fg-*`), one calling a
-`torch.compiler.disable`d function (`skip-*`), a lowering made wrong on purpose under
-`fullgraph=True` (`fglow-*`), a shape bug Dynamo meets on fake tensors (`shape-*`), a post-grad pass
-made to raise (`pass-base`), each as it is (`-base`) and with `TORCH_COMPILE_DISABLE=1`
-(`-disabled`), and the compiler bisector's own output on the lowering (`bisector-lowering`). The
-real runs of the same programs are tests/commands/test_why_handoff.py's (`-m heavy`).
+`torch.compiler.disable`d function (`skip-*`), one raising its own ValueError (`raise-*`), a
+lowering made wrong on purpose under `fullgraph=True` (`fglow-*`), a shape bug Dynamo meets on fake
+tensors (`shape-*`), a post-grad pass made to raise (`pass-base`), each as it is (`-base`) and with
+`TORCH_COMPILE_DISABLE=1` (`-disabled`), and the compiler bisector's own output on the lowering
+(`bisector-lowering`). The real runs of the same programs are tests/commands/test_why_handoff.py's
+(`-m heavy`).
 
 The class under test (issue 38, item 1): a run counts only by its failure signature, same as the
 baseline, different, or passed; a run that failed differently is shown and decides nothing, and the
@@ -129,6 +130,24 @@ def test_another_layer_a_lowering_under_fullgraph_is_inductors():
                                     "backend:eager": None, "backend:aot_eager": None}), ())
     assert c.kind is Kind.LAYER and c.layer == "inductor" and c.stage == "lowering", c
     assert "Inductor's lowering" in c.sentence and "decides nothing" in c.sentence
+
+
+def test_the_programs_own_raise_under_fullgraph_is_the_programs():
+    """Under fullgraph=True the program's own `raise ValueError` is Dynamo's "Observed exception" graph
+    break: the same failure as the ValueError torch.compile disabled raises; and where that run could not
+    tell (torch 2.13 refuses fullgraph=True when nothing was compiled, as for a raise after the first
+    call), Dynamo alone failing the same way says it."""
+    base = attempt("raise-base")
+    runs = tried(base, {"fresh-caches": "raise-base", "compile-disabled": "raise-disabled",
+                        "backend:eager": "raise-base", "backend:aot_eager": "raise-base"})
+    assert runs[1].status == SAME
+    c = conclude(base, runs, ())
+    assert c.kind is Kind.PROGRAM and c.variation == "compile-disabled", c
+    assert "ValueError('scale must be positive, got -1.0')" in c.sentence
+    c = conclude(base, tried(base, {"fresh-caches": "raise-base", "compile-disabled": "fg-disabled",
+                                    "backend:eager": "raise-base", "backend:aot_eager": "raise-base"}), ())
+    assert c.kind is Kind.PROGRAM and c.variation == "backend:eager", c
+    assert "ValueError('scale must be positive, got -1.0')" in c.sentence and "decides nothing" in c.sentence
 
 
 def test_the_control_a_failure_the_same_way_without_compile_is_the_programs():
