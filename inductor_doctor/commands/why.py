@@ -21,7 +21,7 @@ import shlex
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional
 
 from inductor_doctor.core.codes import ExitCode, UsageError
@@ -138,7 +138,7 @@ def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
         conclusion, proving = handoff.hand_off(session, conclusion, raw, python, compared)
         tried += proving
     if request.versions:
-        releases, conclusion = _versions(session, conclusion)
+        releases, conclusion = _versions(session, conclusion, raw, compared)
         tried += releases
     conclusion = _leftover(conclusion, user_env)
     document = WhyDocument(raw, baseline, found, tried, conclusion, jobs, timeout, time.monotonic() - start,
@@ -162,8 +162,6 @@ def _reference(request: WhyRequest, env: Dict[str, str], root: str, jobs: int, p
 
 def _leftover(conclusion: Conclusion, env: Dict[str, str]) -> Conclusion:
     """A compiler-bisector state left in the user's Inductor cache is said, whatever the answer."""
-    from dataclasses import replace
-
     from inductor_doctor.kb import registry
     from inductor_doctor.why.bisect import leftover_state
 
@@ -177,16 +175,20 @@ def _leftover(conclusion: Conclusion, env: Dict[str, str]) -> Conclusion:
         f"user runs under the bisector (pytorch#143453); remove it with `rm -rf {where}`.")))
 
 
-def _versions(session: Session, conclusion: Conclusion) -> Any:
-    """Other torch releases, when the answer is still in the compiler, or with --all."""
+def _versions(session: Session, conclusion: Conclusion, raw: List[str], compared: Any) -> Any:
+    """Other torch releases, when the answer is still in the compiler, or with --all (with --compare,
+    each release's run is compared with this torch's eager output)."""
     from inductor_doctor.why.conclude import releases_not_tried, wants_releases, with_releases
 
     if not wants_releases(conclusion, session.run_all):
         return [], releases_not_tried(conclusion, "the cause is found without another torch release")
-    interpreter, installed = runs.installed_torch(session)
+    interpreter, installed = runs.installed_torch(replace(session, argv=raw))  # the command's own
     if interpreter is None or installed is None:
         return [], releases_not_tried(conclusion, (
             "the command does not start with a Python interpreter that has torch (`python repro.py` can be "
             "re-run with another torch)"))
-    tried = runs.run_releases(session, interpreter, installed)
+    def argv_for(python: str) -> List[str]:
+        return compare.wrap(python, [python, *raw[1:]], compared) if compared else [python, *raw[1:]]
+
+    tried = runs.run_releases(session, interpreter, installed, argv_for)
     return tried, with_releases(conclusion, tried, installed)

@@ -276,9 +276,10 @@ def prove(session: Session, found: Bisection, have: Offer) -> List[Tried]:
     """The repro line (must fail the same way; records the op) and the workaround (must pass)."""
     plan: List[V.Variation] = []
     env = repro_env(found)
-    if env:
-        line = " ".join(f"{k}={v}" for k, v in env.items())
-        plan.append(V.Variation("bisect:repro", line, V.BISECT, dict(env), record_ops=True))
+    if env:  # the whole line is in the sentence; the row's label stays short
+        label = f"the bisector's TORCH_BISECT_* line ({found.subsystem or found.backend}" + (
+            f" #{found.number})" if "TORCH_BISECT_MAX" in env else ")")
+        plan.append(V.Variation("bisect:repro", label, V.BISECT, dict(env), record_ops=True))
     fix = workaround_of(found, have)
     if fix and fix.startswith("export "):
         var, _, value = fix[len("export "):].partition("=")

@@ -270,9 +270,11 @@ def installed_torch(session: Session) -> Tuple[Optional[str], Optional[str]]:
     return interpreter, (R.torch_version(interpreter) if interpreter else None)
 
 
-def run_releases(session: Session, interpreter: str, installed: str) -> List[Tried]:
+def run_releases(session: Session, interpreter: str, installed: str,
+                 argv_for: Optional[Callable[[str], List[str]]] = None) -> List[Tried]:
     """The newest and the previous torch release, each in a scratch venv of the command's own
-    interpreter, one at a time."""
+    interpreter, one at a time; `argv_for(python)` is the command with that interpreter (default: it
+    in place of the first word)."""
     from inductor_doctor.core.releases import RELEASES
     from inductor_doctor.scratch.venv import ScratchError, ScratchVenv
     from inductor_doctor.why import versions as R
@@ -300,7 +302,7 @@ def run_releases(session: Session, interpreter: str, installed: str) -> List[Tri
             if not _install(session, venv, t, release, req, index):
                 continue
             release_launch = launch(session, v, 90 + len(out))
-            release_launch.argv = [str(venv.python), *session.argv[1:]]
+            release_launch.argv = (argv_for or (lambda py: [py, *session.argv[1:]]))(str(venv.python))
             t.attempt = run_attempt(release_launch)
             t.status = status_of(t.attempt, line, session.scrub)
         finally:
