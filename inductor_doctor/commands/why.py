@@ -42,6 +42,7 @@ class WhyRequest:
     report: Optional[str] = None
     versions: bool = False  # also other torch releases, in scratch venvs (why/versions.py)
     compare: bool = False  # a wrong result is the failure (why/compare.py)
+    bisect: bool = True  # an answer in Inductor goes on to the compiler bisector (why/handoff.py)
     rtol: float = 1e-3
     atol: float = 1e-3
 
@@ -134,7 +135,10 @@ def _why(request: WhyRequest, root: str, say: Any, start: float) -> WhyDocument:
             and len(conclusion.unset) > 1):
         tried += runs.narrow(session, list(conclusion.unset))
         conclusion = conclude(baseline, tried, session.scrub, found)
-    if handoff.wanted(conclusion):
+    if handoff.wanted(conclusion) and not request.bisect:
+        conclusion = replace(conclusion, notes=(
+            *conclusion.notes, "The compiler bisector and the minifier were not run (--no-bisect)."))
+    elif handoff.wanted(conclusion):
         conclusion, proving = handoff.hand_off(session, conclusion, raw, python, compared)
         tried += proving
     if request.versions:

@@ -177,14 +177,18 @@ def test_why_a_bug_of_the_program(tmp_path, text):
     c = doc["conclusion"]
     assert doc["triage"]["matched"] is False
     assert c["kind"] == "program", c
-    assert "fails with torch.compile disabled too" in c["sentence"]
+    assert "fails the same way with torch.compile disabled" in c["sentence"]
 
 
 def test_why_a_lowering_inductor_gets_wrong(tmp_path):
+    """The step-down for real; the hand-off to the compiler bisector that follows is
+    tests/commands/test_why_handoff.py's (`-m heavy`)."""
     _torch_or_skip()
-    doc = _why(tmp_path, _program(tmp_path, LOWERING_BUG), _env(tmp_path))
+    doc = _why(tmp_path, _program(tmp_path, LOWERING_BUG), _env(tmp_path), "--no-bisect")
     c = doc["conclusion"]
-    assert c["kind"] == "layer" and c["layer"] == "inductor", c
+    assert c["kind"] == "layer" and c["layer"] == "inductor" and c["stage"] == "lowering", c
+    assert c["bisect"] is None
+    assert c["notes"] == ["The compiler bisector and the minifier were not run (--no-bisect)."]
     by = {v["key"]: v for v in doc["variations"]}
     assert by["backend:aot_eager"]["status"] == "passed" and by["compile-disabled"]["status"] == "passed"
     assert by["backend:aot_eager"]["run"]["compile_calls"] == 1  # the step-down really wrapped the call
@@ -358,8 +362,9 @@ def test_why_versions_installs_the_releases_and_concludes_in_words(tmp_path):
     scratch.mkdir()
     env = _env(tmp_path, WHY_TORCH_SEEN=str(seen), TMPDIR=str(scratch))
     prog = _program(tmp_path, VERSIONED_LOWERING_BUG)
-    proc = subprocess.run([*DOCTOR, "why", "--versions", "--jobs", "2", "--timeout", "900", "--format",
-                           "json", "--output", str(tmp_path / "why.json"), "--", sys.executable, prog],
+    proc = subprocess.run([*DOCTOR, "why", "--versions", "--no-bisect", "--jobs", "2", "--timeout", "900",
+                           "--format", "json", "--output", str(tmp_path / "why.json"), "--", sys.executable,
+                           prog],
                           env=env, capture_output=True, text=True, timeout=5400)
     doc = json.loads((tmp_path / "why.json").read_text())
     c = doc["conclusion"]
