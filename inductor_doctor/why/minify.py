@@ -19,6 +19,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence
@@ -111,12 +112,32 @@ def _minify(session: Session, python: str, argv: Sequence[str], accuracy: bool, 
         out.trouble = ("its launcher ended without one "
                        f"({'exit 0' if launched.passed else launched.fingerprint(session.scrub)})")
         return out
-    kept = tempfile.mkdtemp(prefix="inductor-doctor-repro-")
-    out.path = os.path.join(kept, "repro.py")
-    with open(made, encoding="utf-8", errors="replace") as src, open(out.path, "w", encoding="utf-8") as dst:
-        # the scratch caches torch wrote into it are gone when `why` ends: the user's own apply
-        dst.writelines(line for line in src if session.root not in line)
+    out.path = keep(made, session.root)
     return out
+
+
+def keep(made: str, root: str) -> str:
+    """The reproducer, copied out of the scratch directory `root` before it is removed: the settings
+    torch wrote into it that point there (its caches) are dropped, so the user's own apply; the
+    directories it reads (the saved inputs, `save_dir=...`) are copied beside it and named there."""
+    kept = tempfile.mkdtemp(prefix="inductor-doctor-repro-")
+    with open(made, encoding="utf-8", errors="replace") as fh:
+        lines = [line for line in fh if not (root in line and line.lstrip().startswith("os.environ["))]
+    text = "".join(lines)
+    quoted = re.findall(r"""['"](""" + re.escape(root) + r"""[^'"]*)['"]""", text)
+    for n, path in enumerate(sorted(set(quoted), key=len, reverse=True)):
+        name = f"{os.path.basename(path.rstrip(os.sep)) or 'data'}-{n}" if n else \
+            os.path.basename(path.rstrip(os.sep)) or "data"
+        there = os.path.join(kept, name)
+        if os.path.isdir(path):
+            shutil.copytree(path, there)
+        elif os.path.isfile(path):
+            shutil.copyfile(path, there)
+        text = text.replace(path, there)
+    path = os.path.join(kept, "repro.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
 
 
 def _absolute(argv: Sequence[str]) -> List[str]:

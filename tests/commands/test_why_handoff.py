@@ -220,6 +220,13 @@ def test_the_lowering_gets_a_minified_reproducer_outside_the_users_tree(tmp_path
     text = Path(repro).read_text()
     assert "inductor-doctor-why-" not in text  # the scratch caches it was made with are not in it
     assert any(repro in note for note in doc["conclusion"]["notes"])
+    # it reproduces the failure, on the same (broken) torch, from anywhere
+    env = dict(os.environ, PYTHONPATH=str(BROKEN), WHY_TEST_BREAK="lowering",
+               TORCHINDUCTOR_CACHE_DIR=str(root / "repro-cache"))
+    ran = subprocess.run([sys.executable, repro], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert ran.returncode != 0, ran.stdout[-2000:]
+    assert "a lowering made wrong on purpose" in ran.stdout + ran.stderr, ran.stderr[-2000:]
 
 
 # --- issue 38: a run that fails differently decides nothing, the layer is named ----------------------------

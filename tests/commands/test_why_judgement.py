@@ -314,3 +314,29 @@ def test_the_step_wrapper_kills_a_step_past_its_time_whole(tmp_path):
     except FileNotFoundError:
         state = "gone"
     assert state in ("gone", "Z"), state
+
+
+def test_the_minified_reproducer_is_kept_whole_outside_the_scratch_directory(tmp_path):
+    """torch writes the scratch caches and the saved inputs' directory into the reproducer: the caches'
+    settings go, the inputs are copied beside it and the file names them there."""
+    from inductor_doctor.why.minify import keep
+
+    root = tmp_path / "inductor-doctor-why-x"
+    saved = root / "minify-0" / "debug" / "run" / "minifier" / "checkpoints"
+    (saved / "storages").mkdir(parents=True)
+    (saved / "storages" / "d371").write_bytes(b"\0" * 32)
+    made = root / "repro.py"
+    made.write_text(textwrap.dedent(f"""\
+        import os
+        os.environ['TORCHINDUCTOR_CACHE_DIR'] = '{root}/minify-0/inductor-cache'
+        os.environ['_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR'] = '1401'
+        if __name__ == '__main__':
+            with torch.no_grad():
+                run_repro(mod, load_args, accuracy=False, command='run', save_dir='{saved}', check_str=None)
+    """))
+    kept = Path(keep(str(made), str(root)))
+    text = kept.read_text()
+    assert str(root) not in text and "TORCHINDUCTOR_CACHE_DIR" not in text
+    assert f"save_dir='{kept.parent / 'checkpoints'}'" in text and "PYOBJECT_TENSOR_DATA_PTR" in text
+    assert (kept.parent / "checkpoints" / "storages" / "d371").stat().st_size == 32
+    compile(text, str(kept), "exec")
