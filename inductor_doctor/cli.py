@@ -530,9 +530,9 @@ def write_report(document: Any, path: str) -> None:
 @option("--compare", is_flag=True, default=False,
         help="The command exits 0 but computes a wrong result: compare its output (saved with torch.save to "
              "$INDUCTOR_DOCTOR_WHY_OUTPUT) with its eager run's, and diagnose a difference as a failure.")
-@option("--rtol", type=click.FloatRange(min=0.0), default=1e-3,
+@option("--rtol", type=click.FloatRange(min=0.0), default=1e-3, metavar="R",
         help="--compare's relative tolerance (default 1e-3).")
-@option("--atol", type=click.FloatRange(min=0.0), default=1e-3,
+@option("--atol", type=click.FloatRange(min=0.0), default=1e-3, metavar="A",
         help="--compare's absolute tolerance (default 1e-3).")
 @format_option(("text", "json"))
 @output_option()

@@ -397,6 +397,14 @@ def test_why_says_a_compiler_bisector_state_left_in_the_users_cache(tmp_path):
     assert (cache / "bisect" / "bisect_status.txt").exists()
 
 
+def test_why_compare_says_how_when_the_command_saves_no_output():
+    proc = doctor("why", "--compare", "--", sys.executable, "-c", "print(42)")
+    assert proc.returncode == 2 and proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("inductor-doctor: --compare: the eager run of the command gave no output to compare")
+    assert "torch.save to $INDUCTOR_DOCTOR_WHY_OUTPUT" in last and "Traceback" not in proc.stderr
+
+
 def test_why_a_command_that_succeeds_has_nothing_to_diagnose():
     doc = why("--", sys.executable, "-c", "pass")
     assert doc["exit_code"] == 2 and doc["conclusion"]["kind"] == "baseline-passed"
