@@ -528,17 +528,30 @@ def write_report(document: Any, path: str) -> None:
 @option("--versions", is_flag=True, default=False,
         help="When the cause is in the compiler, also try the newest torch release and the previous minor "
              "one, each installed in a scratch venv (downloads torch; removed afterwards).")
+@option("--no-bisect", "no_bisect", is_flag=True, default=False,
+        help="Stop at the layer: no hand-off to torch's compiler bisector and minifier (minutes of "
+             "compiles).")
+@option("--compare", is_flag=True, default=False,
+        help="The command exits 0 but computes a wrong result: compare its output (saved with torch.save to "
+             "$INDUCTOR_DOCTOR_WHY_OUTPUT) with its eager run's, and diagnose a difference as a failure.")
+@option("--rtol", type=click.FloatRange(min=0.0), default=1e-3, metavar="R",
+        help="--compare's relative tolerance (default 1e-3).")
+@option("--atol", type=click.FloatRange(min=0.0), default=1e-3, metavar="A",
+        help="--compare's absolute tolerance (default 1e-3).")
 @format_option(("text", "json"))
 @output_option()
 @option("--quiet", "-q", is_flag=True, default=False, help="No progress lines on stderr.")
 @click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARG]...")
 def why(run_all: bool, jobs: Optional[int], timeout: Optional[float], report: Optional[str], versions: bool,
-        fmt: str, output: Optional[Path], quiet: bool, cmd: Sequence[str]) -> int:
+        no_bisect: bool, compare: bool, rtol: float, atol: float, fmt: str, output: Optional[Path],
+        quiet: bool, cmd: Sequence[str]) -> int:
     """Differential diagnosis of a failing command: re-run it (each run in its own process group, with
     its own fresh caches and a timeout) with fresh Inductor/Triton caches, the matched issue's
     workarounds, each group of your TORCHINDUCTOR_/TRITON_/TORCH_/compiler settings removed,
     torch.compile disabled, compile workers off, each other C++ compiler here, and the backend stepped
-    down to "eager" and "aot_eager"; say which one flips it. Nothing of yours is changed."""
+    down to "eager" and "aot_eager"; say which one flips it. A failure in Inductor goes on to torch's
+    compiler bisector (the subsystem and the op or pass) and its minifier. Nothing of yours is
+    changed."""
     from inductor_doctor.commands.why import WhyRequest
     from inductor_doctor.commands.why import why as run_why
 
@@ -548,7 +561,8 @@ def why(run_all: bool, jobs: Optional[int], timeout: Optional[float], report: Op
             sys.stderr.flush()
 
     document = run_why(WhyRequest(list(cmd), run_all=run_all, jobs=jobs, timeout_s=timeout, report=report,
-                                  versions=versions), say)
+                                  versions=versions, compare=compare, rtol=rtol, atol=atol,
+                                  bisect=not no_bisect), say)
     if report and document.report_document is not None:
         write_report(document.report_document, report)
     return deliver(document, fmt, output)

@@ -73,7 +73,29 @@ lowering.lowerings[torch.ops.aten.sin.default] = wrong
 f = torch.compile(lambda x: x.sin() + 1)
 print(f(torch.randn(1024, device="cuda")).sum().item())
 PYEOF
+        cat >"$OUT/cuda_silu.py" <<'PYEOF'
+import os
+import torch
+torch.manual_seed(0)
+out = torch.compile(lambda x: torch.nn.functional.silu(x) * 2)(torch.randn(4096, device="cuda"))
+if os.environ.get("INDUCTOR_DOCTOR_WHY_OUTPUT"):
+    torch.save(out, os.environ["INDUCTOR_DOCTOR_WHY_OUTPUT"])
+PYEOF
         part run-cuda-ok doctor run -- "$PY" "$OUT/cuda_ok.py"
+        # The compiler bisector on CUDA (Triton kernels, CUDA graphs among the subsystems it passes
+        # over), on a torch made wrong in one place (tests/data/why/broken_torch). Expected, as on CPU
+        # (tests/commands/test_why_handoff.py): why-cuda-bisect.json's conclusion.bisect is inductor /
+        # lowerings / aten.sin.default (the first node: #0), confirmed, with a repro path in conclusion.repro; and
+        # why-cuda-compare.json's is aot_eager_decomp_partition / decomposition / #0 / aten.silu.default,
+        # its baseline an inductor_doctor.OutputMismatch. Nothing under the default Inductor cache's
+        # bisect/ afterwards (the last line of each part lists it).
+        broken="$PWD/tests/data/why/broken_torch:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+        part why-cuda-bisect sh -c 'env PYTHONPATH="$1" WHY_TEST_BREAK=lowering "$2" -m inductor_doctor why \
+          --format json --output "$3/why-cuda-bisect.json" -- "$2" "$3/cuda_ok.py"; \
+          ls -d "${TMPDIR:-/tmp}/torchinductor_$(id -un)/bisect" 2>&1' sh "$broken" "$PY" "$OUT"
+        part why-cuda-compare sh -c 'env PYTHONPATH="$1" WHY_TEST_BREAK=decomposition "$2" -m inductor_doctor \
+          why --compare --format json --output "$3/why-cuda-compare.json" -- "$2" "$3/cuda_silu.py"; \
+          ls -d "${TMPDIR:-/tmp}/torchinductor_$(id -un)/bisect" 2>&1' sh "$broken" "$PY" "$OUT"
         part why-cuda-lowering doctor why --all -- "$PY" "$OUT/cuda_lowering_bug.py"
         part why-cuda-lowering-json doctor why -q --format json --output "$OUT/why-cuda.json" \
           -- "$PY" "$OUT/cuda_lowering_bug.py"

@@ -53,6 +53,8 @@ DOCTOR_OWN = {
     "HOOK": "0: the exception hook (inductor_doctor.hook, its .pth) does nothing",
     "WHY_BACKEND": "the torch.compile backend a `why` step-down run forces (target/why_site.py)",
     "WHY_MARK": "where a `why` run counts its torch.compile calls (target/why_site.py)",
+    "WHY_BISECT_LOG": "where a `why` run records the compiler bisector's applications (target/why_site.py)",
+    "WHY_OUTPUT": "`why --compare`: where the program saves its result with torch.save (docs/at-failure.md)",
     "ARTIFACT_PATH": "the artifact the artifact_load canary loads (check --artifact)",
     "ARTIFACT_KIND": "what that artifact is: pt2, cache-blob or cache-dir",
     "XTARGET": "the GPU the cross-target canary compiles for, as Triton names it (check --gpu)",

@@ -1,4 +1,8 @@
-"""`why`'s answer: the conclusion first (one sentence), its evidence, then every variation's outcome."""
+"""`why`'s answer: the conclusion first (one sentence), then every run once, with its outcome.
+
+Each run is listed once, in the table: the conclusion's evidence (in the JSON) is the same runs in
+words, so the text does not repeat them, and a run that failed differently shows its own error under
+its row, marked as deciding nothing."""
 
 from __future__ import annotations
 
@@ -29,11 +33,18 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
         else:
             said = triage.get("assessment", "nothing to read")
             out.para(f"triage of its output: {said}", indent=2, style=DIM)
+    compared = data.get("compare")
+    if compared:
+        out.para(f"compared with its eager output ({compared['reference']}), rtol {compared['rtol']:g}, "
+                 f"atol {compared['atol']:g}", indent=2, style=DIM)
     out.line()
     out.para(c["sentence"], style=STRONG)
-    shown = c["kind"] not in ("layer", "none")  # for those, the table below is the evidence
-    for line in (c.get("evidence") or [])[1:] if shown else []:  # [0]: the run as it is, shown above
-        out.hanging("·", line, indent=2, style=DIM)
+    if c.get("hints"):
+        out.line("  Dynamo's hints:", DIM)
+        for hint in c["hints"]:
+            out.hanging("·", hint, indent=2, style=DIM)
+    for note in c.get("notes") or []:
+        out.para(note, indent=2)
     rows = [v for v in data["variations"] if v["status"] != "not run" or (v.get("run") or {}).get("error")]
     skipped = len(data["variations"]) - len(rows)
     if rows:
@@ -46,10 +57,18 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
                 took = f" ({run['error'][:150]})"
             out.spans(("  " + v["label"].ljust(width) + "  ", ""), (v["status"], _STYLE.get(v["status"], "")),
                       (took, DIM))
+            if v["status"] == "fails differently" and run.get("error_line"):
+                out.hanging("·", f"{run['error_line']} (decides nothing)", indent=4, style=DIM)
     meta = data["meta"]
     tail = f"{meta['runs']} runs ({meta['jobs']} at a time) in {meta['duration_s']}s"
     if skipped:
         tail += f"; {skipped} variations not needed (--all runs every one)"
+    bisected = c.get("bisect") or {}
+    if bisected.get("ran"):
+        steps = bisected.get("steps") or []
+        other = sum(1 for step in steps if step.get("status") == "fails differently")
+        tail += (f"; the compiler bisector: {len(steps)} runs in {bisected.get('duration_s')}s"
+                 + (f" ({other} failed differently)" if other else ""))
     out.line()
     out.line(tail, DIM)
     if c.get("versions"):

@@ -6,8 +6,11 @@ its own temporary directory and puts that first on PYTHONPATH of the one re-run:
 at start-up, it waits for `import torch` (an import hook; torch is not imported here), then wraps
 `torch.compile` so every call uses the backend in INDUCTOR_DOCTOR_WHY_BACKEND (`mode` and
 `options`, Inductor's own, are dropped for the others). Each call is also counted in the file
-INDUCTOR_DOCTOR_WHY_MARK, so `why` knows whether the program compiled anything at all. The
-sitecustomize the interpreter would have imported otherwise is imported after it, unchanged.
+INDUCTOR_DOCTOR_WHY_MARK, so `why` knows whether the program compiled anything at all. With
+INDUCTOR_DOCTOR_WHY_BISECT_LOG (the run that proves the compiler bisector's `TORCH_BISECT_*` line),
+each application of the bisected subsystem is written there, numbered as the bisector counts them,
+with what it applies to (the op of a lowering's node, a pass's name). The sitecustomize the
+interpreter would have imported otherwise is imported after it, unchanged.
 
 Python 3.8 syntax, standard library only: it runs inside the user's interpreter.
 """
@@ -46,6 +49,45 @@ def _wrap(torch):
         return original(*args, **kwargs)
 
     torch.compile = compile
+    _record_bisect()
+
+
+def _describe(debug_info):
+    """What one application is: the bisector's own words, and the op where it is a graph node."""
+    said = str(debug_info())
+    for cell in getattr(debug_info, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if hasattr(value, "target") and hasattr(value, "op") and hasattr(value, "graph"):
+            return said, str(value.target)
+    return said, ""
+
+
+def _record_bisect():
+    log = os.environ.get("INDUCTOR_DOCTOR_WHY_BISECT_LOG")
+    if not log:
+        return
+    try:
+        from torch._inductor import compiler_bisector as cb
+    except Exception:  # noqa: BLE001 - a torch without the bisector: nothing to record
+        return
+    original = cb.CompilerBisector.disable_subsystem.__func__
+    counter = cb.subsystem_call_counter
+
+    def disable_subsystem(cls, backend, subsystem, debug_info=None):
+        if debug_info is not None and cls.bisection_enabled and cls.get_backend() == backend \
+                and cls.get_subsystem() == subsystem:
+            try:
+                said, target = _describe(debug_info)
+                with open(log, "a") as fh:
+                    fh.write(f"{counter[subsystem]}\t{said.replace(chr(9), ' ')}\t{target}\n")
+            except Exception:  # noqa: BLE001 - never break the program over the doctor's record
+                pass
+        return original(cls, backend, subsystem, debug_info)
+
+    cb.CompilerBisector.disable_subsystem = classmethod(disable_subsystem)
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):

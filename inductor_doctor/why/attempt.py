@@ -9,18 +9,13 @@ live in that directory too, so no re-run writes into the user's caches.
 from __future__ import annotations
 
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from inductor_doctor.probe._proc import run
 from inductor_doctor.run.capture import Capture
-
-#: The last line that names an exception (`ValueError: ...`, `torch._inductor.exc.InductorError: ...`).
-_EXC_LINE = re.compile(rb"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Warning)[\w.]*)(?::.*)?$",
-                       re.M)
-_HEX = re.compile(rb"0x[0-9a-fA-F]+")
+from inductor_doctor.why.signature import Signature, read
 
 
 @dataclass
@@ -33,6 +28,7 @@ class Attempt:
     output_bytes: int
     compile_calls: Optional[int] = None  # torch.compile calls counted by the step-down wrapper
     error: Optional[str] = None  # could not start it
+    extra: Dict[str, str] = field(default_factory=dict)  # the files of Launch.extra, read back
 
     @property
     def passed(self) -> bool:
@@ -42,30 +38,25 @@ class Attempt:
     def timed_out(self) -> bool:
         return self.returncode is None and self.error is None
 
+    def signature(self, scrub: Sequence[str] = ()) -> Signature:
+        """The failure, as runs are compared (`why/signature.py`)."""
+        return read(self.output, self.returncode, scrub)
+
     def fingerprint(self, scrub: Sequence[str] = ()) -> str:
-        return fingerprint(self.output, scrub)
+        return self.signature(scrub).line
 
     def to_dict(self, scrub: Sequence[str] = ()) -> Dict[str, Any]:
+        sig = self.signature(scrub)
         return {
             "exit_code": self.returncode,
             "timed_out": self.timed_out,
             "duration_s": round(self.duration_s, 2),
-            "error_line": self.fingerprint(scrub) if not self.passed else None,
+            "error_line": sig.line if not self.passed else None,
+            "stage": sig.stage if not self.passed else None,
             "output_bytes": self.output_bytes,
             "compile_calls": self.compile_calls,
             "error": self.error,
         }
-
-
-def fingerprint(output: bytes, scrub: Sequence[str] = ()) -> str:
-    """The failure in one line: the last exception line, else the last line; temporary paths and
-    addresses scrubbed so two runs of the same failure compare equal."""
-    found = list(_EXC_LINE.finditer(output[-256 * 1024:]))
-    line = found[-1].group(0) if found else (output.strip().splitlines() or [b""])[-1]
-    for path in scrub:
-        line = line.replace(path.encode(), b"<tmp>")
-    line = _HEX.sub(b"0x?", line)
-    return line.decode("utf-8", errors="replace").strip()[:300]
 
 
 @dataclass
@@ -77,7 +68,8 @@ class Launch:
     workdir: str
     timeout_s: float
     mark: Optional[str] = None
-    extra: Dict[str, Any] = field(default_factory=dict)
+    extra: Dict[str, str] = field(default_factory=dict)  # name: a file the run writes, read back
+    cwd: Optional[str] = None  # None: the doctor's own (the user's) working directory
 
 
 def run_attempt(launch: Launch, cancelled: Any = None) -> Attempt:
@@ -86,7 +78,8 @@ def run_attempt(launch: Launch, cancelled: Any = None) -> Attempt:
     log = os.path.join(launch.workdir, "output.log")
     start = time.monotonic()
     with open(log, "wb") as out:
-        done = run(launch.argv, timeout_s=launch.timeout_s, env=launch.env, cancel=cancelled, output=out)
+        done = run(launch.argv, timeout_s=launch.timeout_s, env=launch.env, cancel=cancelled, output=out,
+                   cwd=launch.cwd)
     if done.returncode is None and done.error and done.error != "cancelled":
         return Attempt(None, 0.0, b"", 0, error=f"could not start: {done.strerror or done.error}")
     stopped = "stopped: another variation decided" if done.error == "cancelled" else None
@@ -104,6 +97,14 @@ def run_attempt(launch: Launch, cancelled: Any = None) -> Attempt:
             calls = fh.read().count(b"\n")
     elif launch.mark:
         calls = 0
-    return Attempt(done.returncode, duration, capture.data(), capture.total, calls, error=stopped)
+    extra = {}
+    for name, path in launch.extra.items():
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                extra[name] = fh.read(1 << 20)
+        except OSError:
+            continue
+    return Attempt(done.returncode, duration, capture.data(), capture.total, calls, error=stopped,
+                   extra=extra)
 
 

@@ -15,11 +15,13 @@ import re
 import shutil
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from inductor_doctor.why import variations as V
 from inductor_doctor.why.attempt import Attempt, Launch, run_attempt
+from inductor_doctor.why.signature import Signature
 
 #: Statuses of one variation's run.
 PASSED, SAME, OTHER, TIMED_OUT, NOT_RUN, STOPPED = (
@@ -57,6 +59,8 @@ class Session:
     scrub: List[str] = field(default_factory=list)
     say: Callable[[str], None] = lambda message: None
     run_all: bool = False
+    #: Set when `why` is interrupted: every run still going, in whatever thread, is killed.
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 def default_jobs() -> int:
@@ -71,13 +75,18 @@ def default_jobs() -> int:
 # --- the plan ----------------------------------------------------------------------------------
 
 
-def plan(env: Dict[str, str], issue_ids: List[str]) -> List[V.Variation]:
-    """The variations in the order their answers are judged."""
+def user_caches(env: Dict[str, str]) -> List[str]:
+    """The user's Inductor and Triton cache directories (whether they exist or not)."""
     from inductor_doctor.probe.compiler import _inductor_cache_dir
 
     triton = env.get("TRITON_CACHE_DIR") or os.path.join(env.get("TRITON_HOME") or os.path.expanduser("~"),
                                                          ".triton", "cache")
-    caches = [d for d in (_inductor_cache_dir(env), triton) if os.path.isdir(d)]
+    return [_inductor_cache_dir(env), triton]
+
+
+def plan(env: Dict[str, str], issue_ids: List[str]) -> List[V.Variation]:
+    """The variations in the order their answers are judged."""
+    caches = [d for d in user_caches(env) if os.path.isdir(d)]
     out = [V.fresh_caches(caches)]
     out += _issue_variations(issue_ids)
     out += V.settings_groups(env)
@@ -143,7 +152,8 @@ def launch(session: Session, v: V.Variation, n: int) -> Launch:
     env["TRITON_CACHE_DIR"] = os.path.join(work, "triton-cache")
     env.update(v.set_env)
     mark = None
-    if v.backend or v.count_compiles:
+    extra = {}
+    if v.backend or v.count_compiles or v.record_ops:
         site = os.path.join(work, "site")
         os.makedirs(site)
         from inductor_doctor.target import script
@@ -154,17 +164,20 @@ def launch(session: Session, v: V.Variation, n: int) -> Launch:
         env["INDUCTOR_DOCTOR_WHY_MARK"] = mark
         if v.backend:
             env["INDUCTOR_DOCTOR_WHY_BACKEND"] = v.backend
-    return Launch(list(session.argv), env, work, session.timeout, mark)
+        if v.record_ops:
+            extra["ops"] = env["INDUCTOR_DOCTOR_WHY_BISECT_LOG"] = os.path.join(work, "bisect-applications")
+    return Launch(list(session.argv), env, work, session.timeout, mark, extra)
 
 
-def status_of(attempt: Attempt, baseline_line: str, scrub: Sequence[str]) -> str:
+def status_of(attempt: Attempt, baseline: Signature, scrub: Sequence[str]) -> str:
+    """A run counts by its signature only: passed, the baseline's failure, or another one."""
     if attempt.error:
         return STOPPED if attempt.error.startswith("stopped") else NOT_RUN
     if attempt.timed_out:
         return TIMED_OUT
     if attempt.passed:
         return PASSED
-    return SAME if attempt.fingerprint(scrub) == baseline_line else OTHER
+    return SAME if baseline.same_as(attempt.signature(scrub)) else OTHER
 
 
 # --- the runs side by side -----------------------------------------------------------------------
@@ -175,13 +188,14 @@ def run_plan(session: Session, variations: List[V.Variation], offset: int = 0,
     """Run the variations `jobs` at a time, in order; stop (killing what runs) once the answer is
     known, unless `run_all` (default: the session's `--all`)."""
     every = session.run_all if run_all is None else run_all
-    baseline_line = session.baseline.fingerprint(session.scrub)
+    baseline_line = session.baseline.signature(session.scrub)
     tried = [Tried(v) for v in variations]
     cancelled = threading.Event()
     pending: Dict[Future, int] = {}
     queue = list(range(len(variations)))
     jobs = session.jobs
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="indoc-why") as pool:
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="indoc-why") as pool, \
+            stopping(session, cancelled):
         while queue or pending:
             while queue and len(pending) < jobs and not cancelled.is_set():
                 i = queue.pop(0)
@@ -198,6 +212,19 @@ def run_plan(session: Session, variations: List[V.Variation], offset: int = 0,
                 cancelled.set()
                 queue.clear()
     return tried
+
+
+@contextmanager
+def stopping(session: Session, cancelled: Optional[threading.Event] = None) -> Iterator[None]:
+    """Interrupted (Ctrl-C, SIGTERM): the runs of this plan and every other run of `why`, in whatever
+    thread, are killed before a pool waits for them."""
+    try:
+        yield
+    except BaseException:
+        if cancelled is not None:
+            cancelled.set()
+        session.stop.set()
+        raise
 
 
 def narrow(session: Session, names: List[str]) -> List[Tried]:
@@ -221,12 +248,14 @@ def decided(tried: List[Tried]) -> bool:
 
 def decides(t: Tried) -> bool:
     """An environment variation that passes names the cause; torch.compile disabled that still
-    fails says the error is the program's."""
+    fails *the same way* says the error is the program's. A run that fails differently decides
+    nothing (torch 2.13 refuses `fullgraph=True` with nothing compiled: another error, not the
+    program's)."""
     kind = t.variation.kind
     if kind == V.ENVIRONMENT:
         return t.status == PASSED
     if kind == V.CONTROL:
-        return t.status in (SAME, OTHER)
+        return t.status == SAME
     return False
 
 
@@ -241,14 +270,16 @@ def installed_torch(session: Session) -> Tuple[Optional[str], Optional[str]]:
     return interpreter, (R.torch_version(interpreter) if interpreter else None)
 
 
-def run_releases(session: Session, interpreter: str, installed: str) -> List[Tried]:
+def run_releases(session: Session, interpreter: str, installed: str,
+                 argv_for: Optional[Callable[[str], List[str]]] = None) -> List[Tried]:
     """The newest and the previous torch release, each in a scratch venv of the command's own
-    interpreter, one at a time."""
+    interpreter, one at a time; `argv_for(python)` is the command with that interpreter (default: it
+    in place of the first word)."""
     from inductor_doctor.core.releases import RELEASES
     from inductor_doctor.scratch.venv import ScratchError, ScratchVenv
     from inductor_doctor.why import versions as R
 
-    line = session.baseline.fingerprint(session.scrub)
+    line = session.baseline.signature(session.scrub)
     command_site = R.site_dirs(interpreter)
     out: List[Tried] = []
     for release, role in R.candidates(installed, RELEASES.get("torch", ())):
@@ -271,7 +302,7 @@ def run_releases(session: Session, interpreter: str, installed: str) -> List[Tri
             if not _install(session, venv, t, release, req, index):
                 continue
             release_launch = launch(session, v, 90 + len(out))
-            release_launch.argv = [str(venv.python), *session.argv[1:]]
+            release_launch.argv = (argv_for or (lambda py: [py, *session.argv[1:]]))(str(venv.python))
             t.attempt = run_attempt(release_launch)
             t.status = status_of(t.attempt, line, session.scrub)
         finally:

@@ -26,7 +26,7 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
-ENVIRONMENT, CONTROL, LAYER, RELEASE = "environment", "control", "layer", "release"
+ENVIRONMENT, CONTROL, LAYER, RELEASE, BISECT = "environment", "control", "layer", "release", "bisect"
 
 #: The user's settings, grouped; every group is removed at once (cache locations are not settings:
 #: the fresh-caches variation covers them).
@@ -59,6 +59,7 @@ class Variation:
     workaround: Optional[str] = None  # the command this variation proves when it passes
     cause: str = ""  # the cause it names when it passes
     issue: Optional[str] = None  # the known issue whose workaround this is
+    record_ops: bool = False  # the compiler bisector's applications recorded (why/bisect.py)
 
     def to_dict(self) -> Dict[str, object]:
         return {"key": self.key, "label": self.label, "kind": self.kind, "set": dict(self.set_env),
@@ -80,7 +81,7 @@ def issue_workarounds(issue_id: str, effects: Iterable[Mapping[str, Optional[str
         sets = {k: v for k, v in effect.items() if v is not None}
         unsets = [k for k, v in effect.items() if v is None]
         out.append(Variation(f"issue:{issue_id}:{n}", command, ENVIRONMENT, sets, unsets, workaround=command,
-                             cause=f"{issue_id} (its workaround, tried here)", issue=issue_id))
+                             cause=issue_id, issue=issue_id))
     return out
 
 

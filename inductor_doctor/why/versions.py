@@ -35,6 +35,19 @@ def interpreter_of(argv: Sequence[str], path_var: Optional[str]) -> Optional[str
     return found if found and os.access(found, os.X_OK) else None
 
 
+def command_python(argv: Sequence[str], path_var: Optional[str]) -> Optional[str]:
+    """The interpreter whose torch the command uses: the one it starts with, else `python3` (or
+    `python`) on the command's PATH (a `torchrun` or a shell script runs that one)."""
+    found = interpreter_of(argv, path_var)
+    if found:
+        return found
+    for name in ("python3", "python"):
+        found = shutil.which(name, path=path_var)
+        if found:
+            return found
+    return None
+
+
 def torch_version(interpreter: str) -> Optional[str]:
     """The interpreter's installed torch, from its metadata (torch is not imported)."""
     code = "import importlib.metadata as m; print(m.version('torch'))"

@@ -348,7 +348,7 @@ def why(*args: str, env=None) -> dict:
 def test_why_says_a_plain_program_error_is_not_the_compilers(tmp_path):
     doc = why("--", sys.executable, "-c", "raise ValueError('shapes 3 and 4 do not match')")
     assert doc["exit_code"] == 0 and doc["conclusion"]["kind"] == "program"
-    assert "fails with torch.compile disabled too" in doc["conclusion"]["sentence"]
+    assert "fails the same way with torch.compile disabled" in doc["conclusion"]["sentence"]
     assert doc["meta"]["runs"] < doc["meta"]["variations"] + 1  # it stopped once decided
 
 
@@ -378,6 +378,31 @@ def test_why_blames_a_stale_cache_before_anything_else(tmp_path):
     assert c["workaround"] == f"rm -rf {cache}"
     assert all(v["status"] == "passed" for v in doc["variations"] if v["kind"] == "environment")
     assert (cache / "ab" / "stale.so").exists()  # the user's cache is left as it was
+
+
+def test_why_says_a_compiler_bisector_state_left_in_the_users_cache(tmp_path):
+    """pytorch#143453: `<inductor cache>/bisect/` makes every compile run the bisector's backend; why
+    says so whatever its answer, and leaves it where it is (the user's cache is the user's)."""
+    from inductor_doctor.kb import registry
+
+    cache = tmp_path / "inductor"
+    (cache / "bisect").mkdir(parents=True)
+    (cache / "bisect" / "bisect_status.txt").write_text("backend=eager\nsubsystem=\n")
+    doc = why("--", sys.executable, "-c", "raise ValueError('a bug of the program')",
+              env={"TORCHINDUCTOR_CACHE_DIR": str(cache)})
+    notes = doc["conclusion"]["notes"]
+    assert len(notes) == 1 and str(cache / "bisect") in notes[0] and "pytorch#143453" in notes[0], notes
+    if any(i.id == "bisect-state-leftover" for i in registry()):
+        assert "inductor-doctor explain bisect-state-leftover" in notes[0]
+    assert (cache / "bisect" / "bisect_status.txt").exists()
+
+
+def test_why_compare_says_how_when_the_command_saves_no_output():
+    proc = doctor("why", "--compare", "--", sys.executable, "-c", "print(42)", text=True)
+    assert proc.returncode == 2 and proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("inductor-doctor: --compare: the eager run of the command gave no output")
+    assert "torch.save to $INDUCTOR_DOCTOR_WHY_OUTPUT" in last and "Traceback" not in proc.stderr
 
 
 def test_why_a_command_that_succeeds_has_nothing_to_diagnose():

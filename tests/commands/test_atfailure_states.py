@@ -133,6 +133,9 @@ def test_why_clang_without_openmp(tmp_path):
     assert doc["exit_code"] == 0 and doc["triage"]["id"] == "openmp-headers-missing"
     assert c["kind"] == "environment" and "g++" in c["workaround"], c
     assert "passes" in c["sentence"]
+    # a failure in Inductor's C++ compile whose cause is the environment: that answer, no bisector
+    assert c["bisect"] is None and not [v for v in doc["variations"] if v["kind"] == "bisect"]
+    assert c["sentence"].count(c["workaround"]) == 1
 
 
 def test_why_no_compiler_on_path(tmp_path):
@@ -142,6 +145,7 @@ def test_why_no_compiler_on_path(tmp_path):
     assert doc["triage"]["id"] == "cxx-compiler-missing"
     assert c["kind"] == "environment" and c["variation"] == "path-system-dirs", c
     assert c["workaround"] == 'export PATH="$PATH:/usr/bin"'  # g++ alone needs as, ld, openssl from there
+    assert c["bisect"] is None
 
 
 def test_why_truncated_objects_in_a_real_inductor_cache(tmp_path):
@@ -173,14 +177,18 @@ def test_why_a_bug_of_the_program(tmp_path, text):
     c = doc["conclusion"]
     assert doc["triage"]["matched"] is False
     assert c["kind"] == "program", c
-    assert "fails with torch.compile disabled too" in c["sentence"]
+    assert "fails the same way with torch.compile disabled" in c["sentence"]
 
 
 def test_why_a_lowering_inductor_gets_wrong(tmp_path):
+    """The step-down for real; the hand-off to the compiler bisector that follows is
+    tests/commands/test_why_handoff.py's (`-m heavy`)."""
     _torch_or_skip()
-    doc = _why(tmp_path, _program(tmp_path, LOWERING_BUG), _env(tmp_path))
+    doc = _why(tmp_path, _program(tmp_path, LOWERING_BUG), _env(tmp_path), "--no-bisect")
     c = doc["conclusion"]
-    assert c["kind"] == "layer" and c["layer"] == "inductor", c
+    assert c["kind"] == "layer" and c["layer"] == "inductor" and c["stage"] == "lowering", c
+    assert c["bisect"] is None
+    assert c["notes"] == ["The compiler bisector and the minifier were not run (--no-bisect)."]
     by = {v["key"]: v for v in doc["variations"]}
     assert by["backend:aot_eager"]["status"] == "passed" and by["compile-disabled"]["status"] == "passed"
     assert by["backend:aot_eager"]["run"]["compile_calls"] == 1  # the step-down really wrapped the call
@@ -272,7 +280,7 @@ def test_why_view_dtype_align_on_the_pre_fix_torch_names_the_issue_and_proves_it
     assert doc["baseline"]["exit_code"] == 1 and doc["triage"]["id"] == "view-dtype-align", doc["triage"]
     assert c["kind"] == "environment" and c["issue"] == "view-dtype-align", c
     assert c["workaround"] == "export TORCHINDUCTOR_ALIGNMENT_ASSERTS=0"
-    assert c["sentence"].startswith("The cause is view-dtype-align (its workaround, tried here)"), c
+    assert c["sentence"].startswith("The cause is view-dtype-align; the workaround, proved here"), c
 
 
 def test_why_block_mask_with_a_gxx_that_rejects_inductors_cpp_names_that_compiler(tmp_path):
@@ -354,8 +362,9 @@ def test_why_versions_installs_the_releases_and_concludes_in_words(tmp_path):
     scratch.mkdir()
     env = _env(tmp_path, WHY_TORCH_SEEN=str(seen), TMPDIR=str(scratch))
     prog = _program(tmp_path, VERSIONED_LOWERING_BUG)
-    proc = subprocess.run([*DOCTOR, "why", "--versions", "--jobs", "2", "--timeout", "900", "--format",
-                           "json", "--output", str(tmp_path / "why.json"), "--", sys.executable, prog],
+    proc = subprocess.run([*DOCTOR, "why", "--versions", "--no-bisect", "--jobs", "2", "--timeout", "900",
+                           "--format", "json", "--output", str(tmp_path / "why.json"), "--", sys.executable,
+                           prog],
                           env=env, capture_output=True, text=True, timeout=5400)
     doc = json.loads((tmp_path / "why.json").read_text())
     c = doc["conclusion"]
