@@ -21,6 +21,7 @@ becomes for the variable set to `value` (None: unset), or says it cannot tell.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -83,6 +84,8 @@ def _strings(node: Optional[ast.AST]) -> List[str]:
 
 
 _NOT_CONSTANT = object()
+#: A default written as `A if sys.platform == "x" else B`, kept as data: {PLATFORM_DEFAULT: [op, "x", A, B]}.
+PLATFORM_DEFAULT = "sys.platform"
 
 
 def _literal(node: Optional[ast.AST]) -> Any:
@@ -91,7 +94,18 @@ def _literal(node: Optional[ast.AST]) -> Any:
     try:
         return ast.literal_eval(node)
     except ValueError:
-        return _NOT_CONSTANT
+        pass
+    # `"clang++" if sys.platform == "darwin" else "g++"`: a default that depends on the platform only
+    if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1:
+        test = node.test
+        left = test.left
+        is_platform = (isinstance(left, ast.Attribute) and left.attr == "platform"
+                       and getattr(left.value, "id", "") == "sys")
+        op = {ast.Eq: "eq", ast.NotEq: "ne"}.get(type(test.ops[0]))
+        parts = [_literal(test.comparators[0]), _literal(node.body), _literal(node.orelse)]
+        if is_platform and op and all(p is not _NOT_CONSTANT for p in parts):
+            return {PLATFORM_DEFAULT: [op, *parts]}
+    return _NOT_CONSTANT
 
 
 def _entry(node: ast.AST, parents: Dict[ast.AST, ast.AST]) -> Tuple[Optional[ast.AST], List[str],
@@ -153,6 +167,10 @@ def _step(parent: ast.AST, child: ast.AST) -> Optional[Tuple[Any, ...]]:
             return (op, list(other) if isinstance(other, (tuple, set, frozenset)) else other)
     if isinstance(parent, ast.NamedExpr):
         return ("same",)
+    if isinstance(parent, ast.Tuple):  # `cxx = (None, os.environ.get("CXX", ...))`
+        items = [None if e is child else _literal(e) for e in parent.elts]
+        if not any(i is _NOT_CONSTANT for i in items):
+            return ("tuple", parent.elts.index(child), items)
     return None
 
 
@@ -162,7 +180,7 @@ def reads(path: str) -> List[EnvRead]:
     second, which a repeated check must not pay."""
     from inductor_doctor.probe import _diskcache
 
-    found = _diskcache.of_file("config-reads-v1", path, _read_file)
+    found = _diskcache.of_file("config-reads-v3", path, _read_file)
     return [EnvRead.from_dict(d) for d in found or []]
 
 
@@ -244,15 +262,24 @@ def _unparse(node: ast.AST) -> str:
     return " ".join(text.split())[:160]
 
 
-def effect(read: EnvRead, value: Optional[str]) -> Tuple[bool, Any]:
-    """(understood, what the config entry becomes) with the variable set to `value` (None: unset).
-    Not understood: the release computes it some way the doctor does not follow (a function with
-    several returns, a value built from several variables, a default that is not a constant)."""
+def _default(read: EnvRead, platform: str) -> Any:
+    d = read.default
+    if isinstance(d, dict) and PLATFORM_DEFAULT in d:
+        op, against, then, other = d[PLATFORM_DEFAULT]
+        return then if (platform == against) == (op == "eq") else other
+    return d
+
+
+def effect(read: EnvRead, value: Optional[str], platform: str = sys.platform) -> Tuple[bool, Any]:
+    """(understood, what the config entry becomes) with the variable set to `value` (None: unset), on
+    `platform` (the target's `sys.platform`). Not understood: the release computes it some way the
+    doctor does not follow (a function with several returns, a value built from several variables,
+    a default that is not a constant)."""
     if read.ops is None or (value is None and not read.unset_known):
         return False, None
     if read.style == "config":
         if value is None:
-            return read.default_known, read.default
+            return read.default_known, _default(read, platform)
         return True, True if value == "1" else False if value == "0" else value
     if read.style == "in":
         current: Any = value is not None
@@ -262,13 +289,13 @@ def effect(read: EnvRead, value: Optional[str]) -> Tuple[bool, Any]:
         elif not read.default_known:
             return False, None
         else:
-            current = read.default
+            current = _default(read, platform)
     elif value is not None:
         current = value
     elif not read.default_known:
         return False, None
     else:
-        current = read.default
+        current = _default(read, platform)
     for op in read.ops:
         try:
             current = _apply(op, current)
@@ -285,6 +312,10 @@ def _apply(op: Sequence[Any], value: Any) -> Any:
         return getattr(str(value), kind)()
     if kind in ("call", "same"):
         return value
+    if kind == "tuple":
+        items = list(op[2])
+        items[op[1]] = value
+        return tuple(items)
     other = op[1]
     if kind == "eq":
         return value == other

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -36,6 +37,7 @@ from inductor_doctor.core.facts import (
     CudaInfo,
     Facts,
     KeyInput,
+    PythonInfo,
     TorchInfo,
     TritonInfo,
 )
@@ -205,8 +207,8 @@ TRITON_ROOTS = ("triton/compiler", "triton/backends", "triton/language")
 # --- the inputs ------------------------------------------------------------------------------------
 
 
-def gather(torch: Optional[TorchInfo], triton: Optional[TritonInfo], cuda: CudaInfo, cxx: CompilerInfo,
-           env: Mapping[str, str]) -> Optional[CacheKeyInfo]:
+def gather(python: PythonInfo, torch: Optional[TorchInfo], triton: Optional[TritonInfo], cuda: CudaInfo,
+           cxx: CompilerInfo, env: Mapping[str, str]) -> Optional[CacheKeyInfo]:
     """This host's key inputs; None without torch (there is no Inductor cache to key)."""
     if torch is None or not torch.path or not os.path.isdir(torch.path):
         return None
@@ -217,7 +219,7 @@ def gather(torch: Optional[TorchInfo], triton: Optional[TritonInfo], cuda: CudaI
     _torch_inputs(info, torch, where)
     _triton_inputs(info, triton, where, tri_where)
     _device_inputs(info, torch, triton, cuda, env, where, tri_where)
-    _config_inputs(info, torch.path, env, where)
+    _config_inputs(info, torch.path, env, where, python.platform or sys.platform)
     if "threads" in where:  # the live probe knows the count: torch.get_num_threads()
         info.inputs.append(KeyInput("threads", THREADS_LABEL, env.get("OMP_NUM_THREADS"), [FX], "cpu",
                                     where["threads"], known=False))
@@ -304,7 +306,8 @@ def _ptxas(cuda: CudaInfo) -> Optional[str]:
     return None
 
 
-def _config_inputs(info: CacheKeyInfo, torch_dir: str, env: Mapping[str, str], where: Dict[str, str]) -> None:
+def _config_inputs(info: CacheKeyInfo, torch_dir: str, env: Mapping[str, str], where: Dict[str, str],
+                   platform: str) -> None:
     """Each variable set here that a config module reads into an entry the key holds."""
     privates = "privates" in where
     by_name: Dict[str, KeyInput] = {}
@@ -323,14 +326,14 @@ def _config_inputs(info: CacheKeyInfo, torch_dir: str, env: Mapping[str, str], w
         for (name, entry), read in best.items():
             value = env[name]
             off = CACHES_OFF.get(entry)
-            understood, now = _config_reads.effect(read, value)
+            understood, now = _config_reads.effect(read, value, platform)
             if off is not None and understood and now == off[0]:
                 info.caches_off.append(f"{name}={value}: {off[1]} (torch/{rel}:{read.line})")
             ignored = read.entry in save_ignore or any(read.entry.startswith(p) for p in prefixes)
             private = read.entry.split(".")[-1].startswith("_")
             if ignored or (private and not privates and short != "compiler"):
                 continue
-            known_default, default = _config_reads.effect(read, None)
+            known_default, default = _config_reads.effect(read, None, platform)
             entry_name = f"{short} config {entry}"
             item = by_name.get(name)
             if item is None:
@@ -384,4 +387,4 @@ def merge_live(facts: Facts, live: Mapping[str, Any]) -> None:
                                         "set at start-up (read in a fresh interpreter)"))
 
 
-STEP = Step("cache_key", ("torch", "triton", "cuda", "cxx", "environ"), gather, what="cache key")
+STEP = Step("cache_key", ("python", "torch", "triton", "cuda", "cxx", "environ"), gather, what="cache key")

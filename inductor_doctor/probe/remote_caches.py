@@ -59,6 +59,16 @@ def _torch_switches(torch_dir: str, env: Mapping[str, str]) -> List[Tuple[str, s
     return out
 
 
+def _reads_url(torch_dir: str) -> bool:
+    """Whether this torch reads TORCHINDUCTOR_REDIS_URL (2.7 and later); before, only HOST and PORT."""
+    try:
+        with open(os.path.join(torch_dir, "_inductor", "remote_cache.py"), encoding="utf-8",
+                  errors="replace") as f:
+            return "TORCHINDUCTOR_REDIS_URL" in f.read()
+    except OSError:
+        return False
+
+
 def _redact(url: str) -> str:
     parts = urlsplit(url)
     if parts.password is None and parts.username is None:
@@ -77,7 +87,7 @@ def gather(env: Mapping[str, str], packages: Mapping[str, str], torch: Optional[
     if torch is not None and torch.path and os.path.isdir(torch.path):
         switches = _torch_switches(torch.path, env)
         if switches:
-            url = env.get("TORCHINDUCTOR_REDIS_URL")
+            url = env.get("TORCHINDUCTOR_REDIS_URL") if _reads_url(torch.path) else None
             if url:
                 address, via = url, "TORCHINDUCTOR_REDIS_URL"
             else:

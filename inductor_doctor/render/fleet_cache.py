@@ -60,7 +60,8 @@ def cache_lines(doc: Mapping[str, Any]) -> List[str]:
             names = ", ".join(_short(i.split(":", 1)[-1]) for i in u["inputs"])
             by_inputs.setdefault(names, []).append(u["source"])
         for inputs, sources in by_inputs.items():
-            out.append(f"  not compared: {inputs} on {_hosts(sources)} (its report has no live answer)")
+            whose = "its report has" if len(sources) == 1 else "their reports have"
+            out.append(f"  not compared: {inputs} on {_hosts(sources)} ({whose} no live probe's answer)")
     missing = keys.get("missing") or []
     if missing:
         out.append(f"  no key inputs in the reports of {_hosts(missing)} (an older doctor, or no torch)")
@@ -71,7 +72,7 @@ def _difference(d: Mapping[str, Any], reference: Sequence[str]) -> str:
     values = list(d["values"])
     shown = []
     for n, v in enumerate(values):
-        many = len(v["sources"]) > 3 and n == 0 and set(v["sources"]) & set(reference)
+        many = len(v["sources"]) > 3 and n == 0 and bool(set(v["sources"]) & set(reference))
         where = f"the other {len(v['sources'])}" if many else _hosts(v["sources"])
         shown.append((many, f"{v['value']} on {where}"))
     # the few named first, the many counted last
