@@ -419,6 +419,25 @@ class RemoteCacheInfo:
     duration_s: float = fact(0.0, key=False)
 
 
+@dataclass
+class SharedCacheInfo:
+    """Whether what this torch writes into a compile cache survives several writers (probe/shared_caches.py):
+    how it saves a standalone compiled artifact (the format vLLM's compile cache keeps), read from the
+    release, and where vLLM keeps that cache and on what file system."""
+
+    #: How `CompiledArtifact.save` writes (`torch/_inductor/standalone_compile.py`): "atomic"
+    #: (`write_atomic`, torch 2.10 and later), "in-place" (`open(path, "wb")`, 2.8 and 2.9); None: this
+    #: torch has no such artifacts.
+    artifact_save: Optional[str] = None
+    artifact_save_source: Optional[str] = None  # "torch/_inductor/standalone_compile.py:88"
+    vllm: Optional[str] = None  # vLLM's version, when installed
+    #: Where vLLM keeps its compile cache (VLLM_CACHE_ROOT, else <XDG_CACHE_HOME or ~/.cache>/vllm).
+    vllm_cache: Optional[CacheDirInfo] = None
+    vllm_cache_off: Optional[str] = None  # "VLLM_DISABLE_COMPILE_CACHE=1": it writes none
+    #: The processes a launcher started on this host (LOCAL_WORLD_SIZE), each a writer.
+    local_processes: Optional[int] = None
+
+
 # --- platforms the doctor cannot run on here (Windows, ROCm, Intel XPU, macOS; issue 36) ---------------
 
 
@@ -608,6 +627,7 @@ class Facts:
     cache_key: Optional[CacheKeyInfo] = fact(None, probe="cache_key")  # None: not probed
     #: Every remote compile cache configured here; empty: none.
     remote_caches: List[RemoteCacheInfo] = fact(default_factory=list, probe="remote_caches")
+    shared_caches: Optional[SharedCacheInfo] = fact(None, probe="shared_caches")  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

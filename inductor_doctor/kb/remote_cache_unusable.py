@@ -1,8 +1,9 @@
 """A remote compile cache is configured and cannot work: no client, no server, a refusal, read-only.
 
-Reproduced with torch 2.13.0+cpu, redis-py 8.1.0 and Debian's redis-server 7.0.15 (tests/known_issues/
-test_remote_cache.py): without the client, torch logs "Unable to create cache" with "RuntimeError: redis
-not available but required for remote cache" and compiles without the cache; a stopped server, a wrong
+Reproduced with torch 2.13.0+cpu, redis-py 8.1.0 and Debian's redis-server 7.0.15
+(tests/known_issues/test_cache_keys_compiles.py, `-m heavy`): without the client, torch logs "Unable to
+create cache" with "RuntimeError: redis not available but required for remote cache" and compiles
+without the cache; a stopped server, a wrong
 password and a password not given all end in a miss and nothing else (redis-py's `AuthenticationError`
 is a `ConnectionError`, which `RedisRemoteCacheBackend` catches and then stops asking); a read-only
 replica serves what its primary holds and every write logs "fx graph unable to write to cache" with
@@ -30,8 +31,9 @@ def _what(info: RemoteCacheInfo) -> str:
 
 
 #: What torch does, for each way the server can fail it (read from torch/_inductor/remote_cache.py).
-NO_CLIENT_TORCH = ("torch logs \"Unable to create cache\" (RuntimeError: redis not available but required "
-                   "for remote cache; before torch 2.8 not even that) and compiles without it")
+NO_CLIENT_TORCH = ("torch logs \"Unable to create cache\" (\"... a remote cache\" through 2.12) with "
+                   "\"RuntimeError: redis not available but required for remote cache\" (torch 2.8 and "
+                   "later; silent before) and compiles without it")
 NO_CLIENT_TRITON = "Triton's RedisRemoteCacheBackend raises ModuleNotFoundError when it compiles a kernel"
 SILENT = "torch catches redis-py's ConnectionError (AuthenticationError is one) and stops using the remote " \
     "cache for the process, without a word"
