@@ -12,11 +12,13 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import List, Optional
 
 import pytest
+from conftest import ENVS, see_this_python
 
 
 def free_port() -> int:
@@ -80,14 +82,18 @@ class RedisServer:
         auth = f":{self.password}@" if self.password else ""
         return f"redis://{auth}127.0.0.1:{self.port}"
 
-    def keys(self) -> int:
-        """How many keys it holds (DBSIZE)."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
-            from inductor_doctor.probe.remote_caches import _command
+    def run(self, *args: str) -> str:
+        """One command's first reply line, after AUTH where the server wants a password."""
+        from inductor_doctor.probe.remote_caches import _command
 
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as s:
             if self.password:
                 _command(s, "AUTH", self.password)
-            return int(_command(s, "DBSIZE")[1:])
+            return _command(s, *args)
+
+    def keys(self) -> int:
+        """How many keys it holds (DBSIZE)."""
+        return int(self.run("DBSIZE")[1:])
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -98,3 +104,26 @@ class RedisServer:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+
+
+def redis_client_python() -> str:
+    """An interpreter that sees this one's packages (torch, the doctor) and has the `redis` client:
+    the client installed from the registry once into the test cache (tests/envs/build_caches.sh
+    makes the same)."""
+    venv = ENVS / "caches-redis-client"
+    python = venv / "bin" / "python"
+    if not (venv / ".ready").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+        ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+        purelib = subprocess.run([str(python), "-c", ask], capture_output=True, text=True, check=True,
+                                 timeout=60).stdout.strip()
+        proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                               "--target", purelib, "redis"], capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            msg = f"cannot install the redis client: {proc.stderr.strip()[-300:]}"
+            if os.environ.get("CI"):
+                pytest.fail(msg)
+            pytest.skip(msg)
+        see_this_python(Path(purelib))
+        (venv / ".ready").touch()
+    return str(python)

@@ -57,7 +57,8 @@ def vllm_cache_root(env: Mapping[str, str]) -> tuple:
     return os.path.join(base, "vllm"), "default (<XDG_CACHE_HOME or ~/.cache>/vllm)"
 
 
-def gather(torch: Optional[TorchInfo], packages: Mapping[str, str], env: Mapping[str, str]) -> SharedCacheInfo:
+def gather(torch: Optional[TorchInfo], packages: Mapping[str, str],
+           env: Mapping[str, str]) -> SharedCacheInfo:
     info = SharedCacheInfo()
     if torch is not None and torch.path:
         info.artifact_save, info.artifact_save_source = artifact_save(torch.path)

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-from pathlib import Path
 from typing import Dict, Iterator
 
 import pytest
-from conftest import ENVS, run_cli, see_this_python
-from redis_server import RedisServer
+from conftest import run_cli
+from redis_server import RedisServer, redis_client_python
 
 from inductor_doctor.core.model import Status
 
@@ -40,29 +38,6 @@ def servers(tmp_path_factory) -> Iterator[Dict[str, RedisServer]]:
     finally:
         for server in made.values():
             server.stop()
-
-
-def redis_client_python() -> str:
-    """An interpreter that sees this one's packages (torch, the doctor) and has the `redis` client:
-    the client installed from the registry once into the test cache (tests/envs/build_caches.sh
-    makes the same)."""
-    venv = ENVS / "caches-redis-client"
-    python = venv / "bin" / "python"
-    if not (venv / ".ready").exists():
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-        ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-        purelib = subprocess.run([str(python), "-c", ask], capture_output=True, text=True, check=True,
-                                 timeout=60).stdout.strip()
-        proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                               "--target", purelib, "redis"], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            msg = f"cannot install the redis client: {proc.stderr.strip()[-300:]}"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
-        see_this_python(Path(purelib))
-        (venv / ".ready").touch()
-    return str(python)
 
 
 def facts_for(env: Dict[str, str], python: str = sys.executable):
