@@ -28,7 +28,7 @@ import os
 import re
 import sys
 import time
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from inductor_doctor.core.facts import (
     CACHE_NAMES,
@@ -306,11 +306,21 @@ def _ptxas(cuda: CudaInfo) -> Optional[str]:
     return None
 
 
-def _config_inputs(info: CacheKeyInfo, torch_dir: str, env: Mapping[str, str], where: Dict[str, str],
-                   platform: str) -> None:
-    """Each variable set here that a config module reads into an entry the key holds."""
+class KeyRead(NamedTuple):
+    """One variable a config module reads into an entry: the module, the caches its config keys, the read,
+    and whether the key holds that entry (the release's ignore lists)."""
+
+    rel: str
+    short: str
+    caches: Tuple[str, ...]
+    read: _config_reads.EnvRead
+    in_key: bool
+
+
+def key_reads(torch_dir: str, where: Dict[str, str]) -> Dict[str, List[KeyRead]]:
+    """Variable name -> what each config module of the key does with it (the best-followed read per entry)."""
     privates = "privates" in where
-    by_name: Dict[str, KeyInput] = {}
+    out: Dict[str, List[KeyRead]] = {}
     for rel, short, anchor, caches, only in CONFIG_MODULES:
         if anchor not in where:
             continue
@@ -318,37 +328,64 @@ def _config_inputs(info: CacheKeyInfo, torch_dir: str, env: Mapping[str, str], w
         save_ignore, prefixes = _config_reads.ignore_lists(path)
         best: Dict[Tuple[str, str], _config_reads.EnvRead] = {}
         for read in _config_reads.reads(path):
-            if read.name not in env or (only and read.entry not in only):
+            if only and read.entry not in only:
                 continue
             held = best.get((read.name, read.entry))
             if held is None or (held.ops is None and read.ops is not None):
                 best[(read.name, read.entry)] = read
         for (name, entry), read in best.items():
-            value = env[name]
-            off = CACHES_OFF.get(entry)
-            understood, now = _config_reads.effect(read, value, platform)
+            ignored = entry in save_ignore or any(entry.startswith(p) for p in prefixes)
+            private = entry.split(".")[-1].startswith("_")
+            in_key = not (ignored or (private and not privates and short != "compiler"))
+            out.setdefault(name, []).append(KeyRead(rel, short, caches, read, in_key))
+    return out
+
+
+def key_effect(reads: List[KeyRead], value: Optional[str], platform: str) -> Optional[str]:
+    """What a value of one variable gives the key (`inductor config max_autotune = True`), the variable
+    as set where the release's code is not followed, None where it keys nothing."""
+    parts = []
+    for kr in reads:
+        if not kr.in_key:
+            continue
+        understood, now = _config_reads.effect(kr.read, value, platform)
+        name = f"{kr.short} config {kr.read.entry}"
+        parts.append(f"{name} = {_config_reads.shown(now)}" if understood else f"{name} (set to {value!r})")
+    return "; ".join(parts) or None
+
+
+def _config_inputs(info: CacheKeyInfo, torch_dir: str, env: Mapping[str, str], where: Dict[str, str],
+                   platform: str) -> None:
+    """Each variable set here that a config module reads into an entry the key holds."""
+    for name, reads in key_reads(torch_dir, where).items():
+        if name not in env:
+            continue
+        value = env[name]
+        for kr in reads:
+            off = CACHES_OFF.get(kr.read.entry)
+            understood, now = _config_reads.effect(kr.read, value, platform)
             if off is not None and understood and now == off[0]:
-                info.caches_off.append(f"{name}={value}: {off[1]} (torch/{rel}:{read.line})")
-            ignored = read.entry in save_ignore or any(read.entry.startswith(p) for p in prefixes)
-            private = read.entry.split(".")[-1].startswith("_")
-            if ignored or (private and not privates and short != "compiler"):
-                continue
-            known_default, default = _config_reads.effect(read, None, platform)
-            entry_name = f"{short} config {entry}"
-            item = by_name.get(name)
-            if item is None:
-                item = KeyInput(f"env:{name}", name, value, list(caches), "settings",
-                                f"torch/{rel}:{read.line}")
-                by_name[name] = item
-                info.inputs.append(item)
-            else:
-                item.caches = sorted(set(item.caches) | set(caches), key=list(CACHE_NAMES).index)
-            effect = (f"{entry_name} = {_config_reads.shown(now)}" if understood
-                      else f"{entry_name} (`{read.how}`)")
-            item.effect = effect if item.effect is None else f"{item.effect}; {effect}"
-            if understood and known_default:
-                shown = f"{entry_name} = {_config_reads.shown(default)}"
-                item.default = shown if item.default is None else f"{item.default}; {shown}"
+                info.caches_off.append(f"{name}={value}: {off[1]} (torch/{kr.rel}:{kr.read.line})")
+        keyed = [kr for kr in reads if kr.in_key]
+        if not keyed:
+            continue
+        caches = sorted({c for kr in keyed for c in kr.caches}, key=list(CACHE_NAMES).index)
+        effect = key_effect(keyed, value, platform)
+        default = key_effect(keyed, None, platform)
+        all_known = all(_config_reads.effect(kr.read, None, platform)[0] for kr in keyed)
+        info.inputs.append(KeyInput(f"env:{name}", name, value, caches, "settings",
+                                    f"torch/{keyed[0].rel}:{keyed[0].read.line}", effect=effect,
+                                    default=default if all_known else None))
+
+
+def effect_here(facts: Facts, name: str, value: Optional[str]) -> Optional[str]:
+    """For `check --artifact`: what NAME=value (None: unset) gives this host's keys, None where this
+    torch keys nothing by that variable (or torch is not here)."""
+    torch = facts.torch
+    if torch is None or not torch.path or not os.path.isdir(torch.path):
+        return None
+    reads = key_reads(torch.path, anchors(torch.path, TORCH_ANCHORS)).get(name)
+    return key_effect(reads, value, facts.python.platform or sys.platform) if reads else None
 
 
 # --- the live part ---------------------------------------------------------------------------------

@@ -198,3 +198,39 @@ def _timed(fn, *args) -> float:
 
 if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip("the probes read Linux files")
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    """The artifacts tests/commands/test_artifacts.py builds with this torch, once per release (it runs
+    before this folder's tests)."""
+    from conftest import ENVS
+
+    out = ENVS / "artifacts" / f"{torch.__version__}-2"
+    if not (out / ".ready").exists():
+        pytest.skip("the test artifacts are built by tests/commands/test_artifacts.py (run it first)")
+    return out
+
+
+@pytest.mark.parametrize("value, says", [
+    ("1", "TORCHINDUCTOR_MAX_AUTOTUNE differs (unset in the cache, 1 here)"),
+    ("0", None),  # the default: the same key
+])
+def test_check_artifact_compares_the_environment_the_cache_recorded(built, value, says):
+    """An Inductor cache's entries record the variables their compile had set (the repro header): one
+    that keys differently here is named, one set to its default is not."""
+    from inductor_doctor.artifact.cache_dir import read_cache_dir
+    from inductor_doctor.artifact.host import host_view
+    from inductor_doctor.core.artifact_facts import ArtifactFacts
+    from inductor_doctor.core.model import Status
+    from inductor_doctor.kb.artifact_cache_foreign import judge_artifact
+
+    cache = str(built / "inductor-cache")
+    art = ArtifactFacts(path=cache, kind="cache-dir")
+    read_cache_dir(cache, art)
+    assert art.compile_env is not None and "TORCHINDUCTOR_MAX_AUTOTUNE" not in art.compile_env
+    out = judge_artifact(art, host_view(_facts({"TORCHINDUCTOR_MAX_AUTOTUNE": value})))
+    if says:
+        assert out.status is Status.LIKELY and says in out.reason, out.reason
+    else:
+        assert out.status is Status.OK, out.reason
