@@ -57,6 +57,32 @@ def probe_costs(repeat: int) -> dict:
             "cache_key_step_ms": statistics.median(alone), "inputs": len(facts.cache_key.inputs)}
 
 
+AUTOTUNE = {"id": "env:TORCHINDUCTOR_MAX_AUTOTUNE", "label": "TORCHINDUCTOR_MAX_AUTOTUNE", "value": "1",
+            "group": "settings", "caches": ["fx-graph", "aot-autograd"], "source": "",
+            "effect": "inductor config max_autotune = True",
+            "default": "inductor config max_autotune = False"}
+
+
+def make_fleet(base: dict, hosts: int) -> list:
+    """`hosts` reports made from `base` (a real `check` report), `node0000`...: three with
+    TORCHINDUCTOR_MAX_AUTOTUNE=1 (node0007 and the two 500 from the end), two whose torch files differ
+    (node0042, node0043: the same version, another build). Also what tests/known_issues/test_cache_keys.py
+    measures."""
+    reports = []
+    for n in range(hosts):
+        r = copy.deepcopy(base)
+        r["environment"]["host"]["hostname"] = f"node{n:04d}"
+        inputs = r["environment"]["cache_key"]["inputs"]
+        if n in (7, hosts - 500, hosts - 499):
+            inputs.append(dict(AUTOTUNE))
+        if n in (42, 43):
+            for i in inputs:
+                if i["id"] == "torch":
+                    i["value"] = re.sub(r"files \w+", "files 0123456789abcdef", i["value"])
+        reports.append(r)
+    return reports
+
+
 def fleet_lines(hosts: int) -> dict:
     from inductor_doctor.fleet.document import build_document
     from inductor_doctor.render.fleet_cache import cache_lines
@@ -68,27 +94,11 @@ def fleet_lines(hosts: int) -> dict:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT, env=env)
         base = json.loads(out.read_text())
-    autotune = {"id": "env:TORCHINDUCTOR_MAX_AUTOTUNE", "label": "TORCHINDUCTOR_MAX_AUTOTUNE", "value": "1",
-                "group": "settings", "caches": ["fx-graph", "aot-autograd"], "source": "",
-                "effect": "inductor config max_autotune = True",
-                "default": "inductor config max_autotune = False"}
-    reports = []
-    for n in range(hosts):
-        r = copy.deepcopy(base)
-        r["environment"]["host"]["hostname"] = f"node{n:04d}"
-        inputs = r["environment"]["cache_key"]["inputs"]
-        if n in (7, hosts - 500, hosts - 499):
-            inputs.append(dict(autotune))
-        if n in (42, 43):
-            for i in inputs:
-                if i["id"] == "torch":
-                    i["value"] = re.sub(r"files \w+", "files 0123456789abcdef", i["value"])
-        reports.append(r)
+    reports = make_fleet(base, hosts)
     start = time.perf_counter()
     doc = build_document(reports).to_dict()
     took = time.perf_counter() - start
-    lines = cache_lines(doc)
-    return {"hosts": hosts, "merge_s": took, "lines": lines}
+    return {"hosts": hosts, "merge_s": took, "lines": cache_lines(doc)}
 
 
 def main() -> int:

@@ -25,29 +25,30 @@ PYEOF
   echo "$purelib"
 }
 
-build() {
-  local name=$1 dir="$ROOT/$1"
-  [ -f "$dir/.ready" ] && { echo "$name: cached at $dir"; return 0; }
-  echo "$name: building at $dir"
-  rm -rf "$dir"
-  case $name in
-    caches-redis-client)
-      purelib=$(seeing_this_python "$dir" | tail -1)
-      "$PY" -m pip install -q --disable-pip-version-check --target "$purelib" redis ;;
-    caches-redis-triton)
-      purelib=$(seeing_this_python "$dir" | tail -1)
-      "$PY" -m pip install -q --disable-pip-version-check --target "$purelib" redis triton==3.5.1 ;;
-    caches-torch-2.9.0)
-      "$PY" -m venv "$dir"
-      "$dir/bin/python" -m pip install -q --disable-pip-version-check torch==2.9.0 redis
-      "$dir/bin/python" -m pip install -q --disable-pip-version-check --no-deps vllm==0.11.2 ;;
-  esac
-  touch "$dir/.ready"
+redis_client() { "$PY" -m pip install -q --disable-pip-version-check --target "$(seeing_this_python "$1" | tail -1)" redis; }
+redis_triton() {
+  "$PY" -m pip install -q --disable-pip-version-check --target "$(seeing_this_python "$1" | tail -1)" \
+    redis triton==3.5.1
+}
+torch_290() {
+  "$PY" -m venv "$1"
+  "$1/bin/python" -m pip install -q --disable-pip-version-check torch==2.9.0 redis
+  "$1/bin/python" -m pip install -q --disable-pip-version-check --no-deps vllm==0.11.2
+}
+
+build() {  # build NAME MAKER: MAKER DIR makes it, unless NAME/.ready says it is there
+  if [ -f "$ROOT/$1/.ready" ]; then echo "$1: cached at $ROOT/$1"; return 0; fi
+  echo "$1: building at $ROOT/$1" && rm -rf "${ROOT:?}/$1"
+  "$2" "$ROOT/$1" && touch "$ROOT/$1/.ready"
 }
 
 SELECTED=("$@")
 for name in caches-redis-client caches-redis-triton caches-torch-2.9.0; do
   if [ ${#SELECTED[@]} -eq 0 ] || printf '%s\n' "${SELECTED[@]}" | grep -qx "$name"; then
-    build "$name"
+    case $name in
+      caches-redis-client) build "$name" redis_client ;;
+      caches-redis-triton) build "$name" redis_triton ;;
+      caches-torch-2.9.0) build "$name" torch_290 ;;
+    esac
   fi
 done

@@ -8,17 +8,15 @@ The real pairs of compiles that show each prediction right are in test_cache_key
 
 from __future__ import annotations
 
-import copy
 import json
 import os
-import re
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 from inductor_doctor.core.facts import Facts
 from inductor_doctor.fleet.cache_keys import compare
@@ -142,18 +140,12 @@ def real_report(tmp_path_factory) -> Dict[str, Any]:
 def test_a_fleet_of_2000_hosts_states_each_difference_in_one_line(real_report):
     """2,000 hosts: 3 with TORCHINDUCTOR_MAX_AUTOTUNE=1, 2 whose torch files differ (the same version,
     another build): two lines for the two inputs, the hosts as hostlists, the majority counted."""
-    reports = []
-    for n in range(2000):
-        r = copy.deepcopy(real_report)
-        r["environment"]["host"]["hostname"] = f"node{n:04d}"
-        inputs = r["environment"]["cache_key"]["inputs"]
-        if n in (7, 1500, 1501):
-            inputs.append(_autotune("1"))
-        if n in (42, 43):
-            for i in inputs:
-                if i["id"] == "torch":
-                    i["value"] = re.sub(r"files \w+", "files 0123456789abcdef", i["value"])
-        reports.append(r)
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        from bench_cache_keys import make_fleet
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    reports = make_fleet(real_report, 2000)
     start = time.perf_counter()
     doc = build_document(reports).to_dict()
     took = time.perf_counter() - start
