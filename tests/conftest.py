@@ -169,6 +169,18 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """`heavy` tests (minutes of real compiles, installs or builds) run only where the marker expression
+    names them (`-m heavy`, .ci/run's heavy stage), never in a run that selects no marker (the README's
+    command excludes only `envs` and `container`)."""
+    if "heavy" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="heavy: minutes of real compiles or installs; run with -m heavy")
+    for item in items:
+        if "heavy" in item.keywords:
+            item.add_marker(skip)
+
+
 def pytest_unconfigure(config) -> None:
     _restore(config)  # a session that never finished (a usage error) still leaves nothing
 

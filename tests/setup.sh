@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need: the package with its test extra (torch 2.13 CPU among them) and the
-# real compilers the ABI and catalog tests run (clang-16, clang-19; deliberately without libomp).
+# real compilers the ABI and catalog tests run (clang-16, clang-19; deliberately without libomp), and
+# Debian's redis-server for the remote compile cache tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -10,6 +11,12 @@ if ! command -v clang++-19 >/dev/null || ! command -v clang++-16 >/dev/null; the
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-16 clang-19 >/dev/null
+fi
+# A real Redis for the remote-cache tests (tests/redis_server.py starts its own on a free port).
+if ! command -v redis-server >/dev/null; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
 fi
 # libomp for clang-16, downloaded (never installed: clang must stay without OpenMP here); the fix-loop
 # tests unpack it where a private clang looks, as `apt-get install libomp-16-dev` would.

@@ -82,6 +82,31 @@ def entries(data: bytes) -> List[Tuple[str, str, bytes]]:
     return out
 
 
+#: The repro header's environment block (torch/_dynamo/debug_utils.py:generate_env_vars_string): every
+#: variable of the compiling process whose name holds TORCH, DYNAMO, INDUCTOR or TRITON.
+_ENV_LINE = re.compile(rb"^os\.environ\['([A-Z][A-Z0-9_]*)'\] = '([^'\n]*)'$", re.MULTILINE)
+_ENV_BLOCK_END = b"os.environ.pop('TORCHDYNAMO_REPRO_AFTER', None)"
+
+
+def compile_env(data: bytes) -> Optional[Dict[str, str]]:
+    """The variables an entry's repro header says its compiling process had set, or None where it has
+    no such block. Names that look like secrets are dropped and URLs lose their passwords, as the
+    probe's own environment does (core/envvars.py)."""
+    end = data.find(_ENV_BLOCK_END)
+    if end < 0:
+        return None
+    start = data.rfind(b"import os\n", 0, end)
+    block = data[start if start >= 0 else max(0, end - 20000):end]
+    from inductor_doctor.core.envvars import relevant, without_password
+
+    out: Dict[str, str] = {}
+    for m in _ENV_LINE.finditer(block):
+        name = m.group(1).decode("ascii")
+        if relevant(name):
+            out[name] = without_password(m.group(2).decode("utf-8", "replace"))
+    return out
+
+
 def first(pattern: re.Pattern[bytes], data: bytes) -> Optional[str]:
     m = pattern.search(data)
     return m.group(1).decode("utf-8", "replace") if m else None
@@ -116,6 +141,11 @@ def read_blob(path: str, facts: ArtifactFacts) -> None:
         cuda = first(_TORCH_CUDA, content)
         if cuda and cuda != "None":
             facts.metadata["torch_cuda"] = cuda
+        if facts.compile_env is None:
+            env = compile_env(content)
+            if env is not None:
+                facts.compile_env = env
+                facts.sources["compile_env"] = f"its {kind} entry's repro header"
     facts.entries = counts
     if int.from_bytes(data[:8], "big") == ENCODING_VERSION:
         facts.metadata["blob_layout"] = "2.7"

@@ -15,7 +15,7 @@ import os
 import time
 from typing import Dict
 
-from inductor_doctor.artifact.blob import _TORCH, _TORCH_GIT, first
+from inductor_doctor.artifact.blob import _TORCH, _TORCH_GIT, compile_env, first
 from inductor_doctor.artifact.elf import read_object
 from inductor_doctor.core.artifact_facts import ArtifactFacts
 
@@ -51,7 +51,7 @@ def read_cache_dir(path: str, facts: ArtifactFacts) -> None:
                 counts["kernels"] = counts.get("kernels", 0) + 1
             elif top in ("fxgraph", "aotautograd") and "." not in name:
                 counts[top] = counts.get(top, 0) + 1
-                if facts.torch_version is None or facts.torch_git is None:
+                if facts.torch_version is None or facts.torch_git is None or facts.compile_env is None:
                     _torch_of(full, facts, top)
             elif name.endswith(".json") and not name.startswith("__grp__"):
                 arch = _triton_arch(full)
@@ -84,6 +84,11 @@ def _torch_of(full: str, facts: ArtifactFacts, kind: str) -> None:
         if value and getattr(facts, attr) is None:
             setattr(facts, attr, value)
             facts.sources[attr] = f"its {kind} entries' repro header"
+    if facts.compile_env is None:
+        env = compile_env(head)
+        if env is not None:
+            facts.compile_env = env
+            facts.sources["compile_env"] = f"its {kind} entries' repro header"
 
 
 def _triton_arch(full: str) -> str:

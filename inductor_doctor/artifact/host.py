@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 #: GCC's `-m<isa>` option → the /proc/cpuinfo flag of the same instruction set (x86). An option
 #: that is not here (a tuning knob, or an ISA the kernel names differently and no kernel uses)
@@ -65,6 +65,11 @@ class HostView:
     gpus: Dict[str, Optional[str]] = field(default_factory=dict)  # device → "9.0"
     planned: bool = False
     what: str = "this host"  # how reasons name it: "this host", "the planned stack"
+    #: The compile stack's variables set here (`Facts.env`), and what a variable's value gives this
+    #: torch's cache keys (probe/cache_key.py: `key_effect(name, value)`, None where it keys nothing);
+    #: None for a planned stack, whose environment is not known.
+    env: Dict[str, str] = field(default_factory=dict)
+    key_effect: Optional[Callable[[str, Optional[str]], Optional[str]]] = None
 
     def missing_torch_symbols(self, names: List[str]) -> Optional[List[str]]:
         """The names none of this torch's libraries export; None when they cannot be read."""
@@ -132,5 +137,9 @@ def host_view(facts: Any) -> HostView:
         machine=py.machine or None,
         cpu_flags=cpu_flags(),
         gpus={g.device: g.sm for g in facts.gpus},
+        env=dict(facts.env),
     )
+    from inductor_doctor.probe.cache_key import effect_here
+
+    view.key_effect = lambda name, value: effect_here(facts, name, value)
     return view

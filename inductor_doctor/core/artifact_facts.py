@@ -61,6 +61,10 @@ class ArtifactFacts:
     objects: List[SharedObject] = field(default_factory=list)
     #: A cache's entries by kind ("inductor": 3, "triton": 2, ...), and what keys them.
     entries: Dict[str, int] = field(default_factory=dict)
+    #: The compile stack's variables (TORCH*, TRITON*, ...) the compiling process had set, as its entries'
+    #: repro header records them (`os.environ['X'] = 'v'`); None: not recorded. What enters a cache key
+    #: among them is compared with this host's (artifact-cache-foreign).
+    compile_env: Optional[Dict[str, str]] = None
     #: Where each build fact came from ("torch_version": "cache blob entry 'aot_autograd'"), for the reason.
     sources: Dict[str, str] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)

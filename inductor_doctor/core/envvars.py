@@ -70,12 +70,22 @@ def relevant(name: str) -> bool:
     return name in NAMES or name.startswith(PREFIXES)
 
 
+#: A password in a URL (`redis://:PASSWORD@host`, `https://user:PASSWORD@host`).
+_URL_PASSWORD = re.compile(r"(\w[\w+.-]*://[^/\s:@]*:)[^/\s@]*(@)")
+
+
+def without_password(value: str) -> str:
+    """`value` with the password of any URL in it replaced by `***` (TORCHINDUCTOR_REDIS_URL)."""
+    return _URL_PASSWORD.sub(r"\1***\2", value)
+
+
 def relevant_env(environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
-    """The relevant variables of `environ` (default: this process's), sorted by name."""
+    """The relevant variables of `environ` (default: this process's), sorted by name; a password in a
+    URL is never kept."""
     import os
 
     environ = os.environ if environ is None else environ
-    return dict(sorted((k, v) for k, v in environ.items() if relevant(k)))
+    return dict(sorted((k, without_password(v)) for k, v in environ.items() if relevant(k)))
 
 
 def compiler_env(environ: Optional[Mapping[str, str]] = None) -> list:

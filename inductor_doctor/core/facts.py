@@ -358,6 +358,104 @@ class CompileSettingsInfo:
     notes: List[str] = fact(default_factory=list, key=False)
 
 
+# --- compile caches across hosts and ranks (issue 40) ------------------------------------------------
+
+
+#: The compile caches a key input enters, as a line names them.
+CACHE_NAMES = {"fx-graph": "FX graph", "aot-autograd": "AOTAutograd", "autotune": "autotune",
+               "triton": "Triton kernel", "cpp": "C++ kernel", "artifact": "compiled-artifact"}
+
+
+@dataclass
+class KeyInput:
+    """One input of a compile cache's key that is not the program: its value on this host, and where
+    the installed release reads it. Two hosts whose inputs agree compute the same keys for the same
+    program; one that differs makes every key it enters differ (a miss)."""
+
+    #: What it is, the same on every host: "torch", "triton", "gpu", "gpu-arch", "cuda", "ptxas",
+    #: "threads", "cxx", "env:TORCHINDUCTOR_MAX_AUTOTUNE", "triton-env:TRITON_DEFAULT_FP_FUSION",
+    #: "config:inductor.max_autotune".
+    id: str
+    label: str  # as a person reads it
+    #: What is compared; None: unset (a variable), none (no GPU, no Triton).
+    value: Optional[str] = None
+    #: The keys it enters: "fx-graph", "aot-autograd", "autotune", "triton", "cpp" (C++ kernels),
+    #: "artifact" (`torch.compiler` / standalone artifacts).
+    caches: List[str] = field(default_factory=list)
+    #: The fleet view's group: "torch", "triton", "gpu", "cuda", "settings", "compiler", "cpu".
+    group: str = "settings"
+    source: str = ""  # where the installed release reads it: "torch/_inductor/codecache.py:934"
+    #: What the key gets from it, where that is not the value itself: `max_autotune=True`. A variable
+    #: set to what its default gives (`TORCHINDUCTOR_MAX_AUTOTUNE=0`) changes no key.
+    effect: Optional[str] = None
+    default: Optional[str] = None  # the effect when it is unset (variables only)
+    detail: Optional[str] = None  # shown beside the value, never compared (a torch's git hash)
+    known: bool = True  # False: only the live probe can tell (`value` is then what the environment says)
+
+
+@dataclass
+class CacheKeyInfo:
+    """What enters this host's compile-cache keys besides the program (probe/cache_key.py): read from
+    the installed torch's and Triton's key functions and the variables they read, cheap enough for
+    every `check`. `merge` and `check --distributed` compare them across hosts and ranks
+    (fleet/cache_keys.py): which input differs, and which caches will miss."""
+
+    #: The inputs, static ones first; variables appear only where set (absent is unset).
+    inputs: List[KeyInput] = field(default_factory=list)
+    #: The variables that turn a cache off here (`TORCHINDUCTOR_FORCE_DISABLE_CACHES=1`): no key, no hit.
+    caches_off: List[str] = field(default_factory=list)
+    #: The live inputs were read (Triton's own list, the thread count, config set at start-up).
+    live_read: bool = fact(False, cost="live")
+    notes: List[str] = fact(default_factory=list, key=False)
+    duration_s: float = fact(0.0, key=False)
+
+
+@dataclass
+class RemoteCacheInfo:
+    """One remote compile cache configured here (TORCHINDUCTOR_*_REMOTE_CACHE, Triton's remote cache
+    manager) and what its server answered (probe/remote_caches.py): reached over its own protocol
+    with a short timeout, a key that cannot exist read and deleted (nothing is written)."""
+
+    caches: List[str] = field(default_factory=list)  # "fx-graph", "aot-autograd", "autotune", "triton"
+    #: What turns it on: "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE=1".
+    settings: List[str] = field(default_factory=list)
+    backend: str = "redis"  # the client it needs
+    address: Optional[str] = None  # "localhost:6379", or the URL with any password removed
+    #: What chose the address: "TORCHINDUCTOR_REDIS_URL", "TORCHINDUCTOR_REDIS_HOST/PORT", "default".
+    via: str = ""
+    password: bool = False  # a password is configured (never recorded)
+    #: The client library's version for the target interpreter; None: not installed (torch then
+    #: falls back to no remote cache, saying only "Unable to create cache").
+    client: Optional[str] = None
+    reachable: Optional[bool] = None  # None: not asked (no address, a backend the doctor cannot speak)
+    #: "none" (no password needed), "ok", "required" (the server wants one, none configured),
+    #: "rejected" (the password or user is wrong).
+    auth: Optional[str] = None
+    writable: Optional[bool] = None  # a write command is accepted (a replica, an ACL, a full disk refuse it)
+    answer: Optional[str] = None  # the server's own words where it refused
+    error: Optional[str] = None  # why it could not be reached
+    duration_s: float = fact(0.0, key=False)
+
+
+@dataclass
+class SharedCacheInfo:
+    """Whether what this torch writes into a compile cache survives several writers (probe/shared_caches.py):
+    how it saves a standalone compiled artifact (the format vLLM's compile cache keeps), read from the
+    release, and where vLLM keeps that cache and on what file system."""
+
+    #: How `CompiledArtifact.save` writes (`torch/_inductor/standalone_compile.py`): "atomic"
+    #: (`write_atomic`, torch 2.10 and later), "in-place" (`open(path, "wb")`, 2.8 and 2.9); None: this
+    #: torch has no such artifacts.
+    artifact_save: Optional[str] = None
+    artifact_save_source: Optional[str] = None  # "torch/_inductor/standalone_compile.py:88"
+    vllm: Optional[str] = None  # vLLM's version, when installed
+    #: Where vLLM keeps its compile cache (VLLM_CACHE_ROOT, else <XDG_CACHE_HOME or ~/.cache>/vllm).
+    vllm_cache: Optional[CacheDirInfo] = None
+    vllm_cache_off: Optional[str] = None  # "VLLM_DISABLE_COMPILE_CACHE=1": it writes none
+    #: The processes a launcher started on this host (LOCAL_WORLD_SIZE), each a writer.
+    local_processes: Optional[int] = None
+
+
 # --- platforms the doctor cannot run on here (Windows, ROCm, Intel XPU, macOS; issue 36) ---------------
 
 
@@ -667,6 +765,11 @@ class Facts:
     pjrt: Optional[PjrtPluginInfo] = fact(None, probe="pjrt")
     # --- platforms (issue 36): Windows, ROCm, Intel XPU, macOS ---
     platform: Optional[PlatformInfo] = fact(None, probe="platform")  # None: not probed
+    # --- compile caches across hosts and ranks (issue 40) ---
+    cache_key: Optional[CacheKeyInfo] = fact(None, probe="cache_key")  # None: not probed
+    #: Every remote compile cache configured here; empty: none.
+    remote_caches: List[RemoteCacheInfo] = fact(default_factory=list, probe="remote_caches")
+    shared_caches: Optional[SharedCacheInfo] = fact(None, probe="shared_caches")  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

@@ -20,6 +20,7 @@ from inductor_doctor.core.declare import merge_fields
 from inductor_doctor.core.document import Document, Policy, schema_for
 from inductor_doctor.core.facts import Facts
 from inductor_doctor.core.model import ExitCode, Finding, Status, UsageError, exit_code_for, summarize
+from inductor_doctor.fleet import cache_keys
 from inductor_doctor.kb import KB_VERSION
 
 CHECK_SCHEMA = schema_for("check")
@@ -466,6 +467,8 @@ def build(merge: Merge, meta: Optional[Mapping[str, Any]] = None) -> Dict[str, A
         "issues": issue_rows,
         "results": results,
         "summary": summarize(findings),
+        # Will one host hit what another compiled: the compile-cache key inputs compared.
+        "cache_keys": cache_keys.compare([(s.label, s.report) for s in sources]),
         "meta": {"reports": len(sources), "hosts": len(hosts), "columns": len(ordered), **dict(meta or {})},
     }
 

@@ -10,7 +10,7 @@ from its Triton kernels' targets.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._artifacts import host_torch, is_cache, no_artifact, outcome, torch_of
@@ -60,7 +60,38 @@ def judge_artifact(art: ArtifactFacts, host: HostView) -> Optional[RuleOutcome]:
             f"{art.name} was written by another build of torch {art.torch_version} "
             f"(git {art.torch_git[:10]}, here {host.torch_git[:10]}): every entry will be missed",
         )
+    skew = env_skew(art, host)
+    if skew:
+        return outcome(
+            Status.LIKELY,
+            f"{art.name} was compiled with other settings than {host.what}'s: " + "; ".join(skew)
+            + f" ({art.sources.get('compile_env', 'its entries')}): every entry they key will be missed",
+        )
     return outcome(Status.OK, f"written by {torch_of(art)}, the torch {host.what} has: its keys can match")
+
+
+#: The variables a repro header records: names holding one of these (torch/_dynamo/debug_utils.py,
+#: generate_env_vars_string's allow list, the same from torch 2.5 to 2.13).
+RECORDED = ("TORCH", "DYNAMO", "INDUCTOR", "TRITON")
+
+
+def env_skew(art: ArtifactFacts, host: HostView) -> List[str]:
+    """The variables whose values give the artifact's compile and this host other keys: each as
+    `NAME differs (1 in the cache, unset here)`. Nothing where the artifact records no environment or
+    the host's torch cannot be read."""
+    if art.compile_env is None or host.key_effect is None:
+        return []
+    names = sorted(set(art.compile_env) | {n for n in host.env if any(w in n for w in RECORDED)})
+    out = []
+    for name in names:
+        theirs, ours = art.compile_env.get(name), host.env.get(name)
+        if theirs == ours:
+            continue
+        a, b = host.key_effect(name, theirs), host.key_effect(name, ours)
+        if (a is not None or b is not None) and a != b:
+            out.append(f"{name} differs ({theirs if theirs is not None else 'unset'} in the cache, "
+                       f"{ours if ours is not None else 'unset'} here)")
+    return out
 
 
 #: The issue's rule and plan hook (the loader takes them by name): a plain check or plan has no

@@ -19,10 +19,13 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.envvars import BYPASSES, Bypass
 from inductor_doctor.core.facts import BypassSetting, CompileSettingsInfo, Facts, StartupLine
+from inductor_doctor.probe._pyeval import apply as _apply
+from inductor_doctor.probe._pyeval import constant as _constant
+from inductor_doctor.probe._pyeval import tree as _tree
 from inductor_doctor.probe.step import Step
 
 #: The config attributes of the table, and `torch.compile =`, as a start-up file would write them.
@@ -33,21 +36,6 @@ _MAX_BYTES = 256 * 1024
 
 
 # --- what a value means, read from the release ------------------------------------------------------
-
-_TREES: Dict[Tuple[str, int], Optional[ast.AST]] = {}
-
-
-def _tree(path: str) -> Optional[ast.AST]:
-    try:
-        st = os.stat(path)
-        key = (path, st.st_mtime_ns)
-        if key not in _TREES:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                _TREES[key] = ast.parse(f.read())
-        return _TREES[key]
-    except (OSError, SyntaxError, ValueError):
-        return None
-
 
 def _is_env_read(node: ast.AST, name: str) -> bool:
     """`os.environ.get("X", ...)`, `os.getenv("X")`, `get_env_val("X")`, `os.environ["X"]`."""
@@ -64,44 +52,6 @@ def _is_env_read(node: ast.AST, name: str) -> bool:
         key = node.slice
         return isinstance(key, ast.Constant) and key.value == name
     return False
-
-
-def _constant(node: Optional[ast.AST]) -> Any:
-    try:
-        return ast.literal_eval(node) if node is not None else None
-    except ValueError:
-        return None
-
-
-def _apply(parent: ast.AST, child: ast.AST, value: Any) -> Tuple[bool, Any]:
-    """(understood, the value one level up) of what `parent` does with `child`'s value."""
-    if isinstance(parent, ast.Call) and parent.args and parent.args[0] is child:
-        fn = getattr(parent.func, "id", "")
-        if fn == "bool":
-            return True, bool(value)
-        if fn == "int":
-            try:
-                return True, int(value or 0)
-            except (TypeError, ValueError):
-                return True, True  # torch raises at import: not a silent bypass, but set
-    if isinstance(parent, ast.Attribute) and parent.value is child and parent.attr in ("lower", "strip"):
-        return True, getattr(str(value), parent.attr)()
-    if isinstance(parent, ast.Call) and parent.func is child:
-        return True, value  # `.lower()`: the method was applied one level down
-    if isinstance(parent, ast.Compare) and parent.left is child and len(parent.ops) == 1:
-        other = _constant(parent.comparators[0])
-        op = parent.ops[0]
-        if isinstance(op, ast.Eq):
-            return True, value == other
-        if isinstance(op, ast.NotEq):
-            return True, value != other
-        if isinstance(op, ast.In):
-            return True, other is not None and value in other
-        if isinstance(op, ast.NotIn):
-            return True, other is not None and value not in other
-    if isinstance(parent, ast.NamedExpr):
-        return True, value
-    return False, value
 
 
 def takes_effect(torch_dir: str, bypass: Bypass, value: str) -> Optional[Tuple[bool, str]]:

@@ -24,6 +24,7 @@ from typing import Any, Dict, Mapping, Optional
 from inductor_doctor.core.declare import volatile_names
 from inductor_doctor.core.envvars import bypass_table
 from inductor_doctor.core.facts import Facts, GPUInfo, TorchInfo, TritonInfo
+from inductor_doctor.probe import cache_key as key_inputs
 from inductor_doctor.probe import compile_settings, loader
 from inductor_doctor.probe._elf import ELF_ERRORS
 from inductor_doctor.probe._proc import run
@@ -156,6 +157,7 @@ def merge(facts: Facts, live: Dict[str, Any]) -> None:
     _merge_triton(facts, live)
     _merge_loaded(facts, live)
     compile_settings.merge_live(facts, live)
+    key_inputs.merge_live(facts, live)
     from inductor_doctor.probe import gpu_catalog  # GPU/CUDA catalog
 
     gpu_catalog.merge_live(facts, live)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping
 
+from inductor_doctor.render.fleet_cache import cache_lines
 from inductor_doctor.render.fleet_text import detail_groups, difference_lines, field_lines, header, others
 from inductor_doctor.render.style import summary_line
 
@@ -41,6 +42,10 @@ def render(doc: Mapping[str, Any], **_: Any) -> str:
     fields = field_lines(doc)
     if fields:
         out += ["#### Probe fields that differ", ""] + [f"- {_md(f)}" for f in fields] + [""]
+    caches = cache_lines(doc)
+    if caches:
+        out += ["#### Compile caches", "", _md(caches[0]), ""] + [f"- {_md(c.strip())}" for c in caches[1:]]
+        out += [""] if len(caches) > 1 else []
     for m in doc.get("missing", []):
         out.append(f"- **missing** {_md(m['name'])}: {_md(m['reason'])}")
     if doc.get("missing"):

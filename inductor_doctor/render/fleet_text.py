@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inductor_doctor.core.hostlist import column_parts, count_phrase, pieces
+from inductor_doctor.render.fleet_cache import cache_lines
 from inductor_doctor.render.plain import wrap
 from inductor_doctor.render.style import STATUS as STYLE
 from inductor_doctor.render.style import console_to_string, hanging, paragraph, summary_line
@@ -218,6 +219,12 @@ def merge_text(doc: Mapping[str, Any], show_all: bool = False) -> str:
             console.print(Text("Probe fields that differ:", style="bold"))
             for line in fields:
                 hanging(console, "", line, 2)
+            console.print()
+        caches = cache_lines(doc)  # who will miss what another compiled (fleet/cache_keys.py)
+        if caches:
+            hanging(console, "", caches[0], 0, "bold")
+            for line in caches[1:]:
+                hanging(console, "", line.strip(), 2)
             console.print()
         for m in doc.get("missing", []):
             console.print(Text(f"MISSING {m['name']}: {m['reason']}", style="bold magenta"))

@@ -138,6 +138,54 @@ def compile_settings(torch):
     return out
 
 
+def config_changed(mod):
+    """The entries of a config module (already imported: importing one costs seconds) that are not
+    their defaults and that its cache key holds (its own ignore lists applied)."""
+    prefixes = tuple(getattr(mod, "_cache_config_ignore_prefix", None) or ())
+    ignore = set(getattr(mod, "_save_config_ignore", None) or ())
+    entries = getattr(mod, "_config", None) or {}
+    out = {}
+    for name in sorted(entries):
+        if name in ignore or (prefixes and name.startswith(prefixes)):
+            continue
+        try:
+            is_default = getattr(mod, "_is_default", None)
+            if is_default is not None:
+                changed = not is_default(name)
+            else:
+                changed = getattr(mod, name) != getattr(entries[name], "default", getattr(mod, name))
+            if changed:
+                value = getattr(mod, name)
+                text = repr(value)
+                out[name] = text if len(text) <= 200 else text[:197] + "..."
+        except Exception:
+            continue
+    return out
+
+
+def cache_key(torch):
+    """What only a live process knows of the compile-cache keys (probe/cache_key.py): the variables
+    the installed Triton's own function puts in its key, torch's CPU thread count, and config entries
+    a start-up file changed."""
+    out = {"threads": int(torch.get_num_threads())}
+    if "triton" in sys.modules:
+        try:
+            from triton._C.libtriton import get_cache_invalidating_env_vars
+
+            out["triton_env"] = {str(k): str(v) for k, v in get_cache_invalidating_env_vars().items()}
+        except BaseException as exc:
+            out["triton_env_error"] = err(exc)
+    config = {}
+    for short, name in (("inductor", "torch._inductor.config"), ("functorch", "torch._functorch.config")):
+        mod = sys.modules.get(name)
+        if mod is not None:
+            changed = config_changed(mod)
+            if changed:
+                config[short] = changed
+    out["config"] = config
+    return out
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     if sys.path and os.path.abspath(sys.path[0] or ".") in (here, os.getcwd()):
@@ -176,6 +224,7 @@ def main():
     guard("device_count", lambda: int(torch.cuda.device_count()) if torch.version.cuda else None)
     guard("gpu_extra", lambda: gpu_extra(torch, out))
     guard("compile_settings", lambda: compile_settings(torch))
+    guard("cache_key", lambda: cache_key(torch))
     out["stage"] = "done"
     emit(out)
 
