@@ -200,6 +200,7 @@ def _examine(
         # binary and its search directories, torch's files): `--no-cache` re-runs canaries only.
         facts = gather(python, live_probe=live, environ=environ)
         if share is not None:
+            share = share.settled(facts)
             facts = share.facts(facts)
         if facts.python.error:
             why = f"could not run the target interpreter: {facts.python.error}"

@@ -63,7 +63,8 @@ class TorchInfo:
 @dataclass
 class TritonInfo:
     version: Optional[str] = fact(None, merge="triton")
-    path: Optional[str] = None
+    #: Where `import triton` finds it: a rank with its own Triton on PYTHONPATH differs here.
+    path: Optional[str] = fact(None, merge="triton path")
     distribution: Optional[str] = None  # "triton", "pytorch-triton", "triton-windows", ...
     bundled_ptxas: Optional[str] = None
     bundled_ptxas_version: Optional[str] = None

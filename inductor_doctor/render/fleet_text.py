@@ -55,12 +55,18 @@ def difference_lines(doc: Mapping[str, Any]) -> List[str]:
                 statuses[status] = kept
         if len(statuses) < 2:
             continue
-        majority = max(statuses, key=lambda s: len(statuses[s]))
+        majority = _majority(statuses)
         parts = [f"{s} on {named(doc, cols)}" for s, cols in statuses.items() if s != majority]
         n = len(statuses[majority])
         rest = named(doc, statuses[majority]) if n <= 3 else f"the {n} others"
         lines.append(f"{row['id']}: {'; '.join(parts)} (and {majority} on {rest})")
     return lines
+
+
+def _majority(statuses: Mapping[str, Sequence[str]]) -> str:
+    """The status most columns have; on a tie the better one, so that the worse is the one named."""
+    order = ("affected", "likely", "inconclusive", "ok", "not-applicable")
+    return max(statuses, key=lambda s: (len(statuses[s]), order.index(s) if s in order else -1))
 
 
 def field_lines(doc: Mapping[str, Any], limit: int = MAX_FIELDS_SHOWN) -> List[str]:
@@ -87,9 +93,15 @@ def idle_lines(doc: Mapping[str, Any]) -> List[str]:
     out = []
     for s in doc.get("sources", []):
         if not s.get("devices"):
-            rank = f" (rank {s['rank']})" if s.get("rank") is not None else ""
-            out.append(f"{s['label']}{rank} had no device of its own to check")
+            out.append(f"{_who(s)} had no device of its own to check")
     return out
+
+
+def _who(source: Mapping[str, Any]) -> str:
+    """A report as differences name it: `host@rank1`, or the host with its rank beside it."""
+    name = str(source.get("name") or source["label"])
+    rank = source.get("rank")
+    return name if "@" in name or rank is None else f"{name} (rank {rank})"
 
 
 def detail_groups(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -136,7 +148,7 @@ def differing_hosts(doc: Mapping[str, Any]) -> List[str]:
         statuses = row.get("statuses") or {}
         if len(statuses) < 2:
             continue
-        majority = max(statuses, key=lambda st: len(statuses[st]))
+        majority = _majority(statuses)
         for status, cols in statuses.items():
             if status != majority:
                 odd.update({source_of.get(c, c): None for c in cols})
@@ -144,7 +156,10 @@ def differing_hosts(doc: Mapping[str, Any]) -> List[str]:
         values = sorted(d["values"], key=lambda v: -len(v["sources"]))
         for v in values[1:]:
             odd.update({str(src): None for src in v["sources"]})
-    order = {s["label"]: n for n, s in enumerate(doc.get("sources") or [])}
+    order: Dict[str, int] = {}
+    for n, s in enumerate(doc.get("sources") or []):
+        order.setdefault(s["label"], n)
+        order.setdefault(s.get("name") or s["label"], n)
     return sorted(odd, key=lambda h: order.get(h, len(order)))
 
 
@@ -225,7 +240,7 @@ def merge_text(doc: Mapping[str, Any], show_all: bool = False) -> str:
             console.print(Text(f"note: {line}", style="dim"))
         for s in doc.get("sources", []):
             if s.get("interrupted"):
-                note = f"note: the report of {s['label']} is partial (interrupted)"
+                note = f"note: the report of {_who(s)} is partial (interrupted)"
                 console.print(Text(note, style="yellow"))
         for note in (doc.get("meta") or {}).get("notes", []):
             console.print(Text(f"note: {note}", style="yellow"))
