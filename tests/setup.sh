@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the tests need: the package with its test extra (torch 2.13 CPU among them) and the
-# real compilers the ABI and catalog tests run (clang-16, clang-19; deliberately without libomp).
+# Installs what the tests need: the package with its test extra (torch 2.13 CPU among them), the
+# real compilers the ABI and catalog tests run (clang-16, clang-19; deliberately without libomp), and
+# Slurm with munge for the fleet's drain round trip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -10,6 +11,13 @@ if ! command -v clang++-19 >/dev/null || ! command -v clang++-16 >/dev/null; the
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-16 clang-19 >/dev/null
+fi
+# Slurm and munge for the fleet's Slurm round trip (tests/commands/test_fleet_slurm.py, -m heavy): the
+# tests start their own private single-node cluster; the packages' own services are not used.
+if [ ! -x /usr/sbin/slurmctld ] || [ ! -x /usr/sbin/slurmd ] || [ ! -x /usr/sbin/munged ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null
 fi
 # libomp for clang-16, downloaded (never installed: clang must stay without OpenMP here); the fix-loop
 # tests unpack it where a private clang looks, as `apt-get install libomp-16-dev` would.

@@ -42,6 +42,15 @@ DOCTOR_OWN = {
     "AUDIT_CACHE": "tools/release_audit.py's downloads",
     "DEV2026_STRICT": "set: tests/commands/test_triage_dev2026.py fails on a miss instead of recording it",
     "DEBIAN_MIRROR": "the Debian mirror tests/envs/build_container.sh makes the base image from",
+    # The fleet engines' adapters (contrib/, docs/fleet.md): read by their scripts, not by the doctor.
+    "NODE_DEFAULTS": "contrib/: the file of settings the adapters read first (/etc/default/inductor-doctor)",
+    "NODE_COMMAND": "contrib/: the doctor's command (default inductor-doctor)",
+    "NODE_ARGS": "contrib/: check's options for the node verdict (default --static)",
+    "NODE_DIR": "contrib/: where the node verdict is kept (verdict.json, verdict.txt)",
+    "NODE_TIMEOUT": "contrib/: seconds before the node's check is stopped (default 50)",
+    "NODE_VERDICT": "contrib/slurm: the node-verdict script to run",
+    "NODE_DRAIN_UNKNOWN": "contrib/slurm: 1 drains a node whose check gave no verdict",
+    "NODE_MAX_AGE": "contrib/node-problem-detector: seconds a kept verdict stands for the node (default 1800)",
     # Set by the doctor for the processes it starts; never the user's.
     "CANARY": "a canary's scratch directory (marks its processes)",
     "STAGE_FILE": "where a canary's harness writes how far it got",
