@@ -99,9 +99,13 @@ def pytest_configure(config) -> None:
     removed at the end of the session."""
     config._indoc_started = time.time()
     factory = getattr(config, "_tmp_path_factory", None)
-    if factory is None or os.environ.get("PYTEST_XDIST_WORKER"):
+    if factory is None:
         return
     global _RUN_ROOT
+    # Under pytest-xdist each worker is a session of its own with a root of its own (its basetemp
+    # is the controller's plus popen-gwN): two workers never share the doctor's cache or its last
+    # report, which tests of `fix`, `preflight` and the result cache read. The controller alone
+    # watches the user's caches.
     root = _RUN_ROOT = factory.getbasetemp() / "run"
     values = {
         "TMPDIR": root / "tmp",
@@ -110,7 +114,8 @@ def pytest_configure(config) -> None:
     }
     for path in values.values():
         path.mkdir(parents=True, exist_ok=True)
-    config.stash[_USER_CACHES_KEY] = {p: _newest_mtime(p) for p in _user_cache_dirs()}
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        config.stash[_USER_CACHES_KEY] = {p: _newest_mtime(p) for p in _user_cache_dirs()}
     config.stash[_SAVED_KEY] = {name: os.environ.get(name) for name in PRIVATE_ENV_NAMES}
     config._indoc_saved_tempdir = tempfile.tempdir
     os.environ.update({name: str(path) for name, path in values.items()})
@@ -141,6 +146,8 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     and the removal of the run's private root), and any change to a user's own caches. A passing
     run that left more fails."""
     _restore(session.config)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controller measures what every worker left, once they have all finished
     factory = getattr(session.config, "_tmp_path_factory", None)
     basetemp = getattr(factory, "_basetemp", None)
     problems = []
