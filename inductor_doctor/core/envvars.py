@@ -50,7 +50,7 @@ DOCTOR_OWN = {
     "NODE_TIMEOUT": "contrib/: seconds before the node's check is stopped (default 50)",
     "NODE_VERDICT": "contrib/slurm: the node-verdict script to run",
     "NODE_DRAIN_UNKNOWN": "contrib/slurm: 1 drains a node whose check gave no verdict",
-    "NODE_MAX_AGE": "contrib/node-problem-detector: seconds a kept verdict stands for the node (default 1800)",
+    "NODE_MAX_AGE": "contrib/node-problem-detector: seconds a kept verdict stands (default 1800)",
     # Set by the doctor for the processes it starts; never the user's.
     "CANARY": "a canary's scratch directory (marks its processes)",
     "STAGE_FILE": "where a canary's harness writes how far it got",

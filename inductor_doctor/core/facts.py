@@ -53,6 +53,8 @@ class TorchInfo:
     triton_requirement: Optional[str] = None  # the whole Requires-Dist line, markers included
     import_ok: Optional[bool] = fact(None, cost="live")
     import_error: Optional[str] = fact(None, cost="live")
+    #: Peak memory of a process that has imported torch (the live probe's): every compile worker's floor.
+    import_rss_mib: Optional[int] = fact(None, cost="live", key=False)
     notes: List[str] = fact(default_factory=list, key=False)
     # --- GPU/CUDA catalog (torch-gpu-arch-missing) ---
     #: `torch.cuda.get_arch_list()`, e.g. ["sm_80", "sm_90", "compute_90"]; None: unknown.
@@ -313,6 +315,27 @@ class CacheInfo:
 
 
 @dataclass
+class ResourceInfo:
+    """The CPUs and memory this process may use, and the ranks that share the node (probe/resources.py):
+    what Inductor's compile workers are sized against (compile-workers-oversubscribed). None: unknown."""
+
+    cpus_host: Optional[int] = fact(None, key=False)  # os.cpu_count()
+    #: len(os.sched_getaffinity(0)): what torch counts for its compile workers.
+    cpus_affinity: Optional[int] = fact(None, key=False)
+    #: The tightest cgroup CPU quota (v2 cpu.max, v1 cfs quota / period), in CPUs; None: no quota.
+    cpu_quota: Optional[float] = fact(None, key=False, merge="CPU quota")
+    cpu_quota_file: Optional[str] = fact(None, key=False)
+    memory_total_mib: Optional[int] = fact(None, key=False)  # MemTotal
+    memory_available_mib: Optional[int] = fact(None, key=False)  # MemAvailable, now
+    #: The tightest cgroup memory limit (v2 memory.max, v1 memory.limit_in_bytes); None: no limit.
+    memory_limit_mib: Optional[int] = fact(None, key=False, merge="memory limit")
+    memory_limit_file: Optional[str] = fact(None, key=False)
+    #: Ranks on this node as a launcher announced them (LOCAL_WORLD_SIZE, SLURM_NTASKS_PER_NODE...).
+    local_ranks: Optional[int] = fact(None, key=False)
+    local_ranks_from: Optional[str] = fact(None, key=False)
+
+
+@dataclass
 class BypassSetting:
     """One setting that makes torch.compile hollow (envvars.BYPASSES), and where it comes from."""
 
@@ -526,6 +549,8 @@ class Facts:
     compile_settings: Optional[CompileSettingsInfo] = fact(None, probe="compile_settings")  # None: not probed
     # --- platforms (issue 36): Windows, ROCm, Intel XPU, macOS ---
     platform: Optional[PlatformInfo] = fact(None, probe="platform")  # None: not probed
+    # --- fleet (issue 41): compile-workers-oversubscribed ---
+    resources: Optional[ResourceInfo] = fact(None, probe="resources", key=False)  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)
