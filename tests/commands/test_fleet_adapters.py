@@ -97,7 +97,8 @@ def test_no_verdict_is_unknown_with_a_reason(node, tmp_path):
     # A check that runs past its time is stopped: unknown (124).
     hang = tmp_path / "hang.sh"
     hang.write_text("sleep 30\n")
-    slow = sh(VERDICT, {**node["env"], "INDUCTOR_DOCTOR_NODE_DIR": str(kept), "INDUCTOR_DOCTOR_NODE_TIMEOUT": "1",
+    slow = sh(VERDICT, {**node["env"], "INDUCTOR_DOCTOR_NODE_DIR": str(kept),
+                        "INDUCTOR_DOCTOR_NODE_TIMEOUT": "1",
                         "INDUCTOR_DOCTOR_NODE_COMMAND": f"/bin/sh {hang}"})
     assert slow.returncode == 124 and "ran past 1s" in slow.stdout
     # A doctor that exits 0 or 1 with no verdict at all is not believed: unknown.
