@@ -317,22 +317,24 @@ class CacheInfo:
 @dataclass
 class ResourceInfo:
     """The CPUs and memory this process may use, and the ranks that share the node (probe/resources.py):
-    what Inductor's compile workers are sized against (compile-workers-oversubscribed). None: unknown."""
+    what Inductor's compile workers are sized against (compile-workers-oversubscribed). None: unknown.
+    Never in a canary's key (the section is declared so in `Facts`): free memory changes by the
+    second, and no canary's outcome depends on the quota."""
 
-    cpus_host: Optional[int] = fact(None, key=False)  # os.cpu_count()
+    cpus_host: Optional[int] = None  # os.cpu_count()
     #: len(os.sched_getaffinity(0)): what torch counts for its compile workers.
-    cpus_affinity: Optional[int] = fact(None, key=False)
+    cpus_affinity: Optional[int] = None
     #: The tightest cgroup CPU quota (v2 cpu.max, v1 cfs quota / period), in CPUs; None: no quota.
-    cpu_quota: Optional[float] = fact(None, key=False, merge="CPU quota")
-    cpu_quota_file: Optional[str] = fact(None, key=False)
-    memory_total_mib: Optional[int] = fact(None, key=False)  # MemTotal
-    memory_available_mib: Optional[int] = fact(None, key=False)  # MemAvailable, now
+    cpu_quota: Optional[float] = fact(None, merge="CPU quota")
+    cpu_quota_file: Optional[str] = None
+    memory_total_mib: Optional[int] = None  # MemTotal
+    memory_available_mib: Optional[int] = None  # MemAvailable, now
     #: The tightest cgroup memory limit (v2 memory.max, v1 memory.limit_in_bytes); None: no limit.
-    memory_limit_mib: Optional[int] = fact(None, key=False, merge="memory limit")
-    memory_limit_file: Optional[str] = fact(None, key=False)
+    memory_limit_mib: Optional[int] = fact(None, merge="memory limit")
+    memory_limit_file: Optional[str] = None
     #: Ranks on this node as a launcher announced them (LOCAL_WORLD_SIZE, SLURM_NTASKS_PER_NODE...).
-    local_ranks: Optional[int] = fact(None, key=False)
-    local_ranks_from: Optional[str] = fact(None, key=False)
+    local_ranks: Optional[int] = None
+    local_ranks_from: Optional[str] = None
 
 
 @dataclass
