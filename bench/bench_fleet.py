@@ -15,6 +15,14 @@ another driver, 3 with an inconclusive CPU check), merges them at 80 columns and
 time, the peak memory and the line count: a fleet's summary must fit a screen (at most 60 lines).
 
     python bench/bench_fleet.py --merge 2000
+
+`--repeated` times what a node pays before every job: a repeated `check` of a healthy node, its
+canaries answered from the result cache (goal: at most 0.3 s wall and 60 MB). Each checkout gets a
+result cache and bytecode of its own (an installed package has its bytecode) and two warm-up runs;
+then the checkouts' runs alternate, so that a loaded machine weighs on both alike. `--against DIR`
+adds another checkout (the base of a change: `git archive main | tar -x -C DIR`):
+
+    python bench/bench_fleet.py --repeated [--against DIR] [--repeat 15]
 """
 
 from __future__ import annotations
@@ -120,15 +128,65 @@ def bench_merge(n: int) -> None:
     print(f"widest line:                     {max(map(len, lines)):7d}")
 
 
+def _run_measured(cmd: List[str], env: dict) -> Tuple[float, float, float, int]:
+    """(wall s, CPU s of the whole process tree it waited for, peak RSS MB of the largest process, rc)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
+
+
+def bench_repeated(trees: List[Tuple[str, Path]], repeat: int, python: str) -> None:
+    """A repeated `check` per checkout, alternating; the medians and the worst memory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        envs = {}
+        for name, tree in trees:
+            env = dict(os.environ, PYTHONPATH=str(tree), INDUCTOR_DOCTOR_CACHE_DIR=f"{tmp}/{name}-cache",
+                       PYTHONPYCACHEPREFIX=f"{tmp}/{name}-pyc", NO_COLOR="1")
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            subprocess.run([python, "-m", "compileall", "-q", str(tree / "inductor_doctor")], env=env,
+                           capture_output=True)
+            for _ in range(2):  # the first fills the result cache; the second is a repeat already
+                subprocess.run([python, "-m", "inductor_doctor", "check", "-q"], env=env, capture_output=True)
+            envs[name] = env
+        rows: Dict[str, List[Tuple[float, float, float, int]]] = {name: [] for name, _ in trees}
+        bare: List[float] = []
+        for _ in range(repeat):
+            for name, _tree in trees:
+                rows[name].append(_run_measured([python, "-m", "inductor_doctor", "check", "-q"], envs[name]))
+            bare.append(_run_measured([python, "-c", "pass"], envs[trees[0][0]])[0])
+    print(f"repeated check, {repeat} runs each, alternating ({os.cpu_count()} CPUs, load "
+          f"{os.getloadavg()[0]:.1f}); the interpreter alone (`python -c pass`): "
+          f"{statistics.median(bare):.3f} s")
+    print(f"{'checkout':<12} {'wall median':>12} {'wall min':>9} {'CPU median':>11} {'peak RSS':>9}  exit")
+    for name, _ in trees:
+        runs = rows[name]
+        walls = [r[0] for r in runs]
+        print(f"{name:<12} {statistics.median(walls):10.3f} s {min(walls):7.3f} s "
+              f"{statistics.median(r[1] for r in runs):9.3f} s {max(r[2] for r in runs):6.1f} MB  "
+              f"{sorted({r[3] for r in runs})}")
+    print("goal: at most 0.3 s wall and 60 MB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default=None, help="issues to check (default: all)")
     ap.add_argument("--canaries", action="store_true", help="run canaries too (default: --static)")
     ap.add_argument("--merge", type=int, default=0, metavar="N", help="merge N hosts' reports instead")
+    ap.add_argument("--repeated", action="store_true", help="time a repeated check of a healthy node instead")
+    ap.add_argument("--against", type=Path, default=None, metavar="DIR",
+                    help="--repeated: also time this other checkout, alternating with this one")
     ns = ap.parse_args()
     if ns.merge:
         bench_merge(ns.merge)
+        return
+    if ns.repeated:
+        here = Path(__file__).resolve().parents[1]
+        trees = [("this", here)] + ([("against", ns.against.resolve())] if ns.against else [])
+        bench_repeated(trees, max(ns.repeat, 1), sys.executable)
         return
     opts = ["--no-cache", "--format", "json"] + ([] if ns.canaries else ["--static"])
     if ns.only:
