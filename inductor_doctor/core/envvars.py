@@ -37,6 +37,7 @@ DOCTOR_OWN = {
     "NO_CACHE": "set: never reuse a remembered answer (as --no-cache, for every command)",
     "DEBUG": "set: an internal error raises with its traceback instead of one line",
     "GATHER_TIMEOUT": "check --distributed: seconds each rank has to report (default 600)",
+    "GATHER_CLIENT": "check --distributed: torch makes the gather use torch.distributed's store client",
     "COMPILE_THREADS": "Inductor's compile threads in every canary",
     "TEST_ENVS": "the tests' heavy venvs (tests/envs/build*.sh)",
     "AUDIT_CACHE": "tools/release_audit.py's downloads",

@@ -331,20 +331,26 @@ sys.addaudithook(_hook)
 """
 
 
-def test_the_doctor_process_of_every_rank_stays_torch_free(tmp_path):
-    """Only torchrun itself and the gather helper import torch; the doctor on each rank never does."""
+@pytest.mark.parametrize("client", ["native", "torch"])
+def test_the_doctor_process_of_every_rank_stays_torch_free(tmp_path, client):
+    """Only torchrun itself imports torch: the doctor on each rank never does, and its gather helper
+    reaches torchrun's store with a client of its own (an `import torch` per rank was most of what
+    `check --distributed` cost on top of torchrun). Told to (INDUCTOR_DOCTOR_GATHER_CLIENT=torch, as
+    it does by itself where its own client cannot talk to the store), the helper uses torch's."""
     audit = tmp_path / "audit"
     audit.mkdir()
     (audit / "sitecustomize.py").write_text(IMPORT_AUDIT)
     log = tmp_path / "imports.log"
-    env, tag = new_tagged_env({"PYTHONPATH": str(audit), "FAULT_IMPORT_LOG": str(log)})
+    extra = {"INDUCTOR_DOCTOR_GATHER_CLIENT": "torch"} if client == "torch" else {}
+    env, tag = new_tagged_env({"PYTHONPATH": str(audit), "FAULT_IMPORT_LOG": str(log), **extra})
     [proc] = run_nodes([torchrun(2, [*STATIC, "--format", "json"])], env)
     assert_clean(tag)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(merged(proc)["sources"]) == 2
     lines = log.read_text().splitlines()
     importers = {" ".join(line.split()[2:]) for line in lines}
-    assert any("target/gather.py" in i for i in importers)  # the helper did the gather
+    helpers = [i for i in importers if "target/gather.py" in i]
+    assert (len(helpers) == 2) if client == "torch" else (helpers == []), importers
     # The doctor is `python -m inductor_doctor check ...`: argv[0] is its __main__.py (or "-m" before
     # runpy has found it, with "check" next); torchrun's argv starts with its own options.
     doctors = [i for i in importers if "target/gather.py" not in i
