@@ -64,7 +64,8 @@ def timed(cmd: List[str], env: dict) -> Tuple[float, dict]:
 
 
 def fleet_member(base: Dict[str, Any], host: str, odd: str = "", gpu: int = 0) -> Dict[str, Any]:
-    """One 8-GPU host's report, `odd` in one way (or none): view-dtype-align checked on every GPU."""
+    """One 8-GPU host's report, `odd` in one way (or none): every CUDA issue checked on each of its
+    GPUs, view-dtype-align canaries among them."""
     d = copy.deepcopy(base)
     env = d["environment"]
     env["host"]["hostname"] = host
@@ -74,7 +75,11 @@ def fleet_member(base: Dict[str, Any], host: str, odd: str = "", gpu: int = 0) -
     if odd == "driver":
         env["cuda"]["driver_version"] = "550.54.15"
     template = next(r for r in d["results"] if r["id"] == "view-dtype-align")
-    results = [r for r in d["results"] if r["id"] != "view-dtype-align"]
+    results = []
+    for r in d["results"]:  # a GPU host's report: each issue of a bare `cuda` row is checked per GPU
+        if r["id"] == "view-dtype-align":
+            continue
+        results += [dict(r, device=f"cuda:{i}") for i in range(8)] if r["device"] == "cuda" else [r]
     for i in range(8):
         r = dict(template, device=f"cuda:{i}", status="ok", basis="canary", reason="canary ran clean")
         if odd == "affected" and i == gpu:

@@ -20,6 +20,8 @@ WORRYING = ("affected", "likely", "inconclusive")
 MAX_FIELDS_SHOWN = 12
 #: Names in one line of the view before it says "and N more": a fleet's view fits a screen.
 MAX_PARTS = 6
+#: A group's members under the matrix: fewer, since every group has such a line.
+LEGEND_PARTS = 4
 
 
 def others(columns: Sequence[str], limit: int = 4) -> str:
@@ -197,7 +199,7 @@ def merge_text(doc: Mapping[str, Any], show_all: bool = False) -> str:
             console.print(Text("everywhere: " + " · ".join(shown), style="dim"))
         console.print()
         if issues:
-            _matrix(console, doc, rows, columns, folded)
+            _matrix(console, doc, rows, columns, folded, show_all)
         else:
             console.print("no results in these reports\n")
         odd = differing_hosts(doc)
@@ -262,7 +264,7 @@ def _cell(status: Optional[str]) -> Any:
 
 
 def _matrix(console: Any, doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-            groups: Sequence[Mapping[str, Any]], folded: int) -> None:
+            groups: Sequence[Mapping[str, Any]], folded: int, show_all: bool = False) -> None:
     """Issues by column groups, fitted to the reader's width: ids whole; long group labels become
     `#1`, `#2` with a legend; rows that are not-applicable everywhere folded into one line. Where
     even numbered columns do not fit, each issue is a line, and those ok on every column one line."""
@@ -296,7 +298,10 @@ def _matrix(console: Any, doc: Mapping[str, Any], rows: Sequence[Mapping[str, An
         uniform_ok = [r["id"] for r in rows if set(r.get("statuses") or {}) <= {"ok", "not-applicable"}
                       and "ok" in (r.get("statuses") or {})]
         if len(uniform_ok) > 1:
-            paragraph(console, f"ok on every column ({len(uniform_ok)}): " + ", ".join(uniform_ok))
+            listed = f"ok on every column ({len(uniform_ok)}): " + ", ".join(uniform_ok)
+            if len(listed) > 2 * width and not show_all:  # a fleet's summary fits a screen
+                listed = f"{len(uniform_ok)} more are ok on every column; `--all` lists them"
+            paragraph(console, listed)
         for row in rows:
             if row["id"] in uniform_ok and len(uniform_ok) > 1:
                 continue
@@ -320,4 +325,4 @@ def _legend(group: Mapping[str, Any]) -> str:
     if len(group["columns"]) <= 1:
         return str(group["label"])
     parts = [p.strip() for p in str(group["members"]).split(", ")]
-    return f"{group['label']}: {cut(parts)}"
+    return f"{group['label']}: {cut(parts, LEGEND_PARTS)}"
