@@ -123,8 +123,8 @@ def test_the_npd_config_and_the_kubernetes_manifests_point_at_the_same_verdict()
         runs = " ".join(container["command"] + container.get("args", []))
         assert "/opt/inductor-doctor/node-verdict.sh" in runs
         env = {e["name"]: e["value"] for e in container["env"]}
-        assert set(env) <= {"INTERVAL"} | {n for n in env if n.startswith("INDUCTOR_DOCTOR_NODE_")} | {
-            "INDUCTOR_DOCTOR_CACHE_DIR"}
+        assert set(env) <= {"INTERVAL", "INDUCTOR_DOCTOR_NODE_DIR", "INDUCTOR_DOCTOR_NODE_ARGS",
+                            "INDUCTOR_DOCTOR_NODE_TIMEOUT", "INDUCTOR_DOCTOR_CACHE_DIR"}
     [container] = daemonset["spec"]["template"]["spec"]["containers"]
     env = {e["name"]: e["value"] for e in container["env"]}
     # Where the DaemonSet keeps the verdict is where the plugin reads it by default.
