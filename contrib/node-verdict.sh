@@ -14,13 +14,10 @@
 #                                  there, for a reader that has no doctor (a node-problem-detector plugin)
 #   INDUCTOR_DOCTOR_NODE_TIMEOUT   seconds before the check is stopped, as unknown (default 50)
 # and every check option as usual (INDUCTOR_DOCTOR_PYTHON, INDUCTOR_DOCTOR_FAIL_ON, INDUCTOR_DOCTOR_CACHE_DIR...).
-defaults=${INDUCTOR_DOCTOR_NODE_DEFAULTS:-/etc/default/inductor-doctor}
-if [ -r "$defaults" ]; then
-  set -a
-  # shellcheck disable=SC1090
-  . "$defaults"
-  set +a
-fi
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+here=$(cd "$here" && pwd)
+# shellcheck source=contrib/defaults.sh
+if [ -r "$here/defaults.sh" ]; then . "$here/defaults.sh"; fi  # absent where only this script ships (a ConfigMap)
 : "${PATH:=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}"
 export PATH
 # A health check program starts with no HOME; the doctor's result cache lives under it by default.

@@ -19,16 +19,12 @@
 #   INDUCTOR_DOCTOR_NODE_DRAIN_UNKNOWN 1: also drain when the doctor could not give a verdict (default: log only)
 # Slurm starts a HealthCheckProgram with no environment but SLURMD_NODENAME: PATH, SLURM_CONF and the
 # rest come from the defaults file (node-verdict.sh reads it; so does this script, for scontrol).
-defaults=${INDUCTOR_DOCTOR_NODE_DEFAULTS:-/etc/default/inductor-doctor}
-if [ -r "$defaults" ]; then
-  set -a
-  # shellcheck disable=SC1090
-  . "$defaults"
-  set +a
-fi
-: "${PATH:=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}"
-export PATH
-here=$(cd "$(dirname "$0")" && pwd)
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac
+here=$(cd "$here" && pwd)
+for f in "$here/../defaults.sh" "$here/defaults.sh"; do  # in the checkout, or installed beside it
+  # shellcheck source=contrib/defaults.sh
+  if [ -r "$f" ]; then . "$f"; break; fi
+done
 verdict=${INDUCTOR_DOCTOR_NODE_VERDICT:-$here/../node-verdict.sh}
 [ -x "$verdict" ] || verdict=$here/node-verdict.sh
 node=${SLURMD_NODENAME:-$(hostname -s)}
