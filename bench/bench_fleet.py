@@ -18,10 +18,12 @@ time, the peak memory and the line count: a fleet's summary must fit a screen (a
     python bench/bench_fleet.py --merge 2000
 
 `--repeated` times what a node pays before every job: a repeated `check` of a healthy node, its
-canaries answered from the result cache (goal: at most 0.3 s wall and 60 MB). Each checkout gets a
-result cache and bytecode of its own (an installed package has its bytecode) and two warm-up runs;
-then the checkouts' runs alternate, so that a loaded machine weighs on both alike. `--against DIR`
-adds another checkout (the base of a change: `git archive main | tar -x -C DIR`):
+canaries answered from the result cache (goal: at most 0.3 s wall and 60 MB), as a person reads it
+(text) and as a fleet engine's adapter runs it (`--format node-verdict`, no text rendering). Each
+checkout gets a result cache and bytecode of its own (an installed package has its bytecode) and
+two warm-up runs; then the checkouts' runs alternate, so that a loaded machine weighs on both
+alike. `--against DIR` adds another checkout (the base of a change: `git archive main | tar -x -C
+DIR`):
 
     python bench/bench_fleet.py --repeated [--against DIR] [--repeat 15]
 """
@@ -157,20 +159,23 @@ def bench_repeated(trees: List[Tuple[str, Path]], repeat: int, python: str) -> N
             for _ in range(2):  # the first fills the result cache; the second is a repeat already
                 subprocess.run([python, "-m", "inductor_doctor", "check", "-q"], env=env, capture_output=True)
             envs[name] = env
-        rows: Dict[str, List[Tuple[float, float, float, int]]] = {name: [] for name, _ in trees}
+        forms = {"": ["check", "-q"], " node-verdict": ["check", "-q", "--format", "node-verdict"]}
+        rows: Dict[str, List[Tuple[float, float, float, int]]] = {
+            name + form: [] for name, _ in trees for form in forms}
         bare: List[float] = []
         for _ in range(repeat):
             for name, _tree in trees:
-                rows[name].append(_run_measured([python, "-m", "inductor_doctor", "check", "-q"], envs[name]))
+                for form, args in forms.items():
+                    cmd = [python, "-m", "inductor_doctor", *args]
+                    rows[name + form].append(_run_measured(cmd, envs[name]))
             bare.append(_run_measured([python, "-c", "pass"], envs[trees[0][0]])[0])
     print(f"repeated check, {repeat} runs each, alternating ({os.cpu_count()} CPUs, load "
           f"{os.getloadavg()[0]:.1f}); the interpreter alone (`python -c pass`): "
           f"{statistics.median(bare):.3f} s")
-    print(f"{'checkout':<12} {'wall median':>12} {'wall min':>9} {'CPU median':>11} {'peak RSS':>9}  exit")
-    for name, _ in trees:
-        runs = rows[name]
+    print(f"{'checkout':<24} {'wall median':>12} {'wall min':>9} {'CPU median':>11} {'peak RSS':>9}  exit")
+    for name, runs in rows.items():
         walls = [r[0] for r in runs]
-        print(f"{name:<12} {statistics.median(walls):10.3f} s {min(walls):7.3f} s "
+        print(f"{name:<24} {statistics.median(walls):10.3f} s {min(walls):7.3f} s "
               f"{statistics.median(r[1] for r in runs):9.3f} s {max(r[2] for r in runs):6.1f} MB  "
               f"{sorted({r[3] for r in runs})}")
     print("goal: at most 0.3 s wall and 60 MB")

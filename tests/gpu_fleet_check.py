@@ -195,7 +195,7 @@ def benches() -> None:
     m = re.search(r"ratio to the larger of the two:\s+([\d.]+)", dist)
     expect("bench", "check --distributed: at most 1.3 x the larger of one rank's check and torchrun's start",
            m is not None and float(m.group(1)) <= 1.3, m.group(1) if m else "no figure")
-    m2 = re.search(r"^this\s+([\d.]+) s\s+[\d.]+ s\s+[\d.]+ s\s+([\d.]+) MB", rep, re.M)
+    m2 = re.search(r"^this node-verdict\s+([\d.]+) s\s+[\d.]+ s\s+[\d.]+ s\s+([\d.]+) MB", rep, re.M)
     expect("bench", "a repeated check: at most 0.3 s wall and 60 MB",
            m2 is not None and float(m2.group(1)) <= 0.3 and float(m2.group(2)) <= 60,
            m2.groups() if m2 else "no figure")
