@@ -2,10 +2,11 @@
 and `merge` of a fleet's reports (`--merge N`): its time, memory and how many lines it prints.
 
 What the fleet mode costs on top of the check itself: torchrun's own start (it imports torch), each
-rank's probe, the gather helper's `import torch` (overlapped with the check, so free where cores
-are free), the store round trip and the merge. The overhead is roughly constant, so the ratio is
-worst with `--static` (the shortest check) and falls as canaries make the check longer. Each
-figure is the median of `--repeat` runs, back to back on one machine, caches off (`--no-cache`):
+rank's probe, the gather helper's start (its own store client: no `import torch`), the store round
+trip and the merge. The goal is at most 1.3 × the larger of a single-rank check and torchrun
+starting two `true`s; the overhead is roughly constant, so the ratio is worst with `--static` (the
+shortest check). Each figure is the median of `--repeat` runs, the three kinds alternating on one
+machine, caches off (`--no-cache`); the first round warms the page cache and is not counted:
 
     python bench/bench_fleet.py [--repeat 3] [--only ID,...] [--canaries]
 
@@ -15,6 +16,16 @@ another driver, 3 with an inconclusive CPU check), merges them at 80 columns and
 time, the peak memory and the line count: a fleet's summary must fit a screen (at most 60 lines).
 
     python bench/bench_fleet.py --merge 2000
+
+`--repeated` times what a node pays before every job: a repeated `check` of a healthy node, its
+canaries answered from the result cache (goal: at most 0.3 s wall and 60 MB), as a person reads it
+(text) and as a fleet engine's adapter runs it (`--format node-verdict`, no text rendering). Each
+checkout gets a result cache and bytecode of its own (an installed package has its bytecode) and
+two warm-up runs; then the checkouts' runs alternate, so that a loaded machine weighs on both
+alike. `--against DIR` adds another checkout (the base of a change: `git archive main | tar -x -C
+DIR`):
+
+    python bench/bench_fleet.py --repeated [--against DIR] [--repeat 15]
 """
 
 from __future__ import annotations
@@ -55,7 +66,8 @@ def timed(cmd: List[str], env: dict) -> Tuple[float, dict]:
 
 
 def fleet_member(base: Dict[str, Any], host: str, odd: str = "", gpu: int = 0) -> Dict[str, Any]:
-    """One 8-GPU host's report, `odd` in one way (or none): view-dtype-align checked on every GPU."""
+    """One 8-GPU host's report, `odd` in one way (or none): every CUDA issue checked on each of its
+    GPUs, view-dtype-align canaries among them."""
     d = copy.deepcopy(base)
     env = d["environment"]
     env["host"]["hostname"] = host
@@ -65,7 +77,11 @@ def fleet_member(base: Dict[str, Any], host: str, odd: str = "", gpu: int = 0) -
     if odd == "driver":
         env["cuda"]["driver_version"] = "550.54.15"
     template = next(r for r in d["results"] if r["id"] == "view-dtype-align")
-    results = [r for r in d["results"] if r["id"] != "view-dtype-align"]
+    results = []
+    for r in d["results"]:  # a GPU host's report: each issue of a bare `cuda` row is checked per GPU
+        if r["id"] == "view-dtype-align":
+            continue
+        results += [dict(r, device=f"cuda:{i}") for i in range(8)] if r["device"] == "cuda" else [r]
     for i in range(8):
         r = dict(template, device=f"cuda:{i}", status="ok", basis="canary", reason="canary ran clean")
         if odd == "affected" and i == gpu:
@@ -120,15 +136,68 @@ def bench_merge(n: int) -> None:
     print(f"widest line:                     {max(map(len, lines)):7d}")
 
 
+def _run_measured(cmd: List[str], env: dict) -> Tuple[float, float, float, int]:
+    """(wall s, CPU s of the whole process tree it waited for, peak RSS MB of the largest process, rc)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode
+
+
+def bench_repeated(trees: List[Tuple[str, Path]], repeat: int, python: str) -> None:
+    """A repeated `check` per checkout, alternating; the medians and the worst memory."""
+    with tempfile.TemporaryDirectory() as tmp:
+        envs = {}
+        for name, tree in trees:
+            env = dict(os.environ, PYTHONPATH=str(tree), INDUCTOR_DOCTOR_CACHE_DIR=f"{tmp}/{name}-cache",
+                       PYTHONPYCACHEPREFIX=f"{tmp}/{name}-pyc", NO_COLOR="1")
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            subprocess.run([python, "-m", "compileall", "-q", str(tree / "inductor_doctor")], env=env,
+                           capture_output=True)
+            for _ in range(2):  # the first fills the result cache; the second is a repeat already
+                subprocess.run([python, "-m", "inductor_doctor", "check", "-q"], env=env, capture_output=True)
+            envs[name] = env
+        forms = {"": ["check", "-q"], " node-verdict": ["check", "-q", "--format", "node-verdict"]}
+        rows: Dict[str, List[Tuple[float, float, float, int]]] = {
+            name + form: [] for name, _ in trees for form in forms}
+        bare: List[float] = []
+        for _ in range(repeat):
+            for name, _tree in trees:
+                for form, args in forms.items():
+                    cmd = [python, "-m", "inductor_doctor", *args]
+                    rows[name + form].append(_run_measured(cmd, envs[name]))
+            bare.append(_run_measured([python, "-c", "pass"], envs[trees[0][0]])[0])
+    print(f"repeated check, {repeat} runs each, alternating ({os.cpu_count()} CPUs, load "
+          f"{os.getloadavg()[0]:.1f}); the interpreter alone (`python -c pass`): "
+          f"{statistics.median(bare):.3f} s")
+    print(f"{'checkout':<24} {'wall median':>12} {'wall min':>9} {'CPU median':>11} {'peak RSS':>9}  exit")
+    for name, runs in rows.items():
+        walls = [r[0] for r in runs]
+        print(f"{name:<24} {statistics.median(walls):10.3f} s {min(walls):7.3f} s "
+              f"{statistics.median(r[1] for r in runs):9.3f} s {max(r[2] for r in runs):6.1f} MB  "
+              f"{sorted({r[3] for r in runs})}")
+    print("goal: at most 0.3 s wall and 60 MB")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default=None, help="issues to check (default: all)")
     ap.add_argument("--canaries", action="store_true", help="run canaries too (default: --static)")
     ap.add_argument("--merge", type=int, default=0, metavar="N", help="merge N hosts' reports instead")
+    ap.add_argument("--repeated", action="store_true", help="time a repeated check of a healthy node instead")
+    ap.add_argument("--against", type=Path, default=None, metavar="DIR",
+                    help="--repeated: also time this other checkout, alternating with this one")
     ns = ap.parse_args()
     if ns.merge:
         bench_merge(ns.merge)
+        return
+    if ns.repeated:
+        here = Path(__file__).resolve().parents[1]
+        trees = [("this", here)] + ([("against", ns.against.resolve())] if ns.against else [])
+        bench_repeated(trees, max(ns.repeat, 1), sys.executable)
         return
     opts = ["--no-cache", "--format", "json"] + ([] if ns.canaries else ["--static"])
     if ns.only:
@@ -140,7 +209,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, INDUCTOR_DOCTOR_CACHE_DIR=cache)
         run = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2"]
-        for _ in range(ns.repeat):
+        for n in range(ns.repeat + 1):
+            if n == 1:  # the first round warmed the page cache and the bytecode: not counted
+                singles.clear()
+                fleets.clear()
+                launcher.clear()
             wall, single = timed(doctor, env)
             singles.append(wall)
             cmd = [*run, "--master-port", str(free_port()), "--no-python", *doctor, "--distributed"]
@@ -159,6 +232,8 @@ def main() -> None:
     print(f"results: single {len(single['results'])}, fleet {len(fleet['results'])} in "
           f"{len(fleet['sources'])} reports")
     print(f"ratio distributed / single:      {fleet_s / single_s:7.2f}")
+    larger = max(single_s, torchrun_s)
+    print(f"ratio to the larger of the two:  {fleet_s / larger:7.2f}   (goal: at most 1.3)")
     print(f"overhead:                        {fleet_s - single_s:7.2f} s (torchrun's own start included)")
 
 

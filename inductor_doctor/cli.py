@@ -227,7 +227,7 @@ def probe(live: bool, fmt: str, python: Optional[str], output: Optional[Path]) -
 
 
 @app.command(context_settings=CONTEXT, epilog=ENV_EPILOG, short_help="Check every known issue here.")
-@format_option()
+@format_option((*FORMATS, "node-verdict"))
 @option("--only", multiple=True, metavar="ID[,ID...]", help="Check only these issues (ids, aliases or refs).")
 @option("--skip", multiple=True, metavar="ID[,ID...]", help="Leave these issues out.")
 @option("--static", is_flag=True, default=False,
@@ -272,6 +272,9 @@ def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep
                            suppress=split_ids(suppress), config=config, artifacts=list(artifacts),
                            gpus=list(gpu), driver=driver)
     policy: Policy = (FailOn(fail_on), fail_on_warnings)
+    if fmt == "node-verdict" and distributed:
+        raise UsageError("--format node-verdict is one node's verdict: run it on each node (a health check, "
+                         "a prolog, a DaemonSet), not under --distributed")
     if distributed:
         from inductor_doctor.commands.distributed import run_rank
 
@@ -284,6 +287,10 @@ def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep
 
     with progress_display(enabled=not quiet) as progress:
         report = run_check(request, progress)
+    if fmt == "node-verdict":  # the same check, as the verdict a fleet engine takes (docs/fleet.md)
+        from inductor_doctor.commands.check import node_verdict
+
+        return deliver(node_verdict(report, policy), "json", output, False, policy)
     return deliver(report, fmt, output, redact, policy, show_all=show_all)
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the tests need: the package with its test extra (torch 2.13 CPU among them) and the
+# Installs what the tests need: the package with its test extra (torch 2.13 CPU among them), the
 # real compilers the ABI and catalog tests run (clang-16, clang-19; deliberately without libomp), and
-# Debian's redis-server for the remote compile cache tests.
+# the engines the tests start for real: Debian's redis-server (the remote compile cache) and Slurm
+# with munge (the fleet's drain round trip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -12,11 +13,16 @@ if ! command -v clang++-19 >/dev/null || ! command -v clang++-16 >/dev/null; the
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq clang-16 clang-19 >/dev/null
 fi
-# A real Redis for the remote-cache tests (tests/redis_server.py starts its own on a free port).
-if ! command -v redis-server >/dev/null; then
+# The engines, each test starting a private instance of its own (tests/redis_server.py on a free
+# port; tests/commands/test_fleet_slurm.py a single-node cluster): the packages' services are not used.
+NEED=""
+command -v redis-server >/dev/null || NEED="$NEED redis-server"
+{ [ -x /usr/sbin/slurmctld ] && [ -x /usr/sbin/slurmd ] && [ -x /usr/sbin/munged ]; } || NEED="$NEED slurmctld slurmd slurm-client munge"
+if [ -n "$NEED" ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server >/dev/null
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $NEED >/dev/null
 fi
 # libomp for clang-16, downloaded (never installed: clang must stay without OpenMP here); the fix-loop
 # tests unpack it where a private clang looks, as `apt-get install libomp-16-dev` would.

@@ -127,7 +127,7 @@ class CanaryStore:
         }
         try:
             private_dir(self.root)
-            write_text_atomic(self.root / f"{key}.json", json.dumps(record), private=True)
+            write_text_atomic(self.root / f"{key}.json", json.dumps(record), private=True, durable=False)
         except OSError as exc:
             self.note = f"canary outcomes not kept ({exc.strerror or exc}: {self.root})"
 
@@ -168,7 +168,7 @@ def save_last(python: str, report: Dict[str, Any]) -> Optional[str]:
     try:
         private_dir(path.parent)
         write_text_atomic(path, json.dumps({"python": canonical_interpreter(python), "report": report}),
-                          private=True)
+                          private=True, durable=False)
     except OSError as exc:
         return f"report not kept ({exc.strerror or exc}: {path.parent})"
     return None

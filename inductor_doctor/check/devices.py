@@ -21,10 +21,15 @@ class DeviceFilter:
     """`keep(device)` says which devices are ours (`cuda:N` by the node's own index).
 
     `key` names the share in the canary cache and in reports (e.g. "local rank 1 of 4").
+    `owns_a_gpu`: the share expects a GPU of its own (a torchrun rank on a GPU node). Where the
+    driver lists GPUs but none of those this process sees is the share's (its CUDA_VISIBLE_DEVICES
+    hides them, or its LOCAL_RANK is past them), the share keeps the bare `cuda` device: what it
+    sees, `cuda-devices-hidden` among it, is reported on its own column instead of nowhere.
     """
 
     keep: Callable[[str], bool]
     key: str
+    owns_a_gpu: bool = False
 
     @classmethod
     def only(cls, *devices: str) -> DeviceFilter:
@@ -34,6 +39,17 @@ class DeviceFilter:
 
     def keeps(self, device: str) -> bool:
         return self.keep(device)
+
+    def settled(self, facts: Any) -> DeviceFilter:
+        """This share on the machine probed: itself, or, for a share that expects a GPU of its own
+        and sees none of the driver's, one that also keeps the bare `cuda` device."""
+        if not self.owns_a_gpu or not facts.cuda.driver_gpus:
+            return self
+        if any(self.keep(g.device) for g in facts.cuda.gpus):
+            return self
+        keep = self.keep
+        return replace(self, keep=lambda d: d == "cuda" or keep(d), key=f"{self.key}, none of its GPUs seen",
+                       owns_a_gpu=False)
 
     def facts(self, facts: Any) -> Any:
         """The facts with only our GPUs: a new snapshot, `facts` is left as it was."""

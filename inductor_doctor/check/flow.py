@@ -178,6 +178,8 @@ def _artifact_issues_need_an_artifact(request: CheckRequest, issues: Sequence[Kn
 
 def targets_of(request: CheckRequest) -> Tuple[Tuple[Any, ...], Optional[str]]:
     """(the --gpu targets, the --driver) as the check uses them; a usage error for a bad one."""
+    if not request.gpus and not request.driver:
+        return (), None  # a plain check needs none of the planner (a tenth of a repeated check to import)
     from inductor_doctor.core.gpu_target import parse_targets
     from inductor_doctor.plan.resolve import parse_driver
 
@@ -217,6 +219,7 @@ def _examine(
         # binary and its search directories, torch's files): `--no-cache` re-runs canaries only.
         facts = gather(python, live_probe=live, environ=environ)
         if share is not None:
+            share = share.settled(facts)
             facts = share.facts(facts)
         if facts.python.error:
             why = f"could not run the target interpreter: {facts.python.error}"

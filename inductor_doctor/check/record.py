@@ -165,6 +165,6 @@ def write(key: str, data: Dict[str, Any]) -> None:
 
     try:
         private_dir(Path(base))
-        write_text_atomic(Path(base) / (key + ".json"), json.dumps(data), private=True)
+        write_text_atomic(Path(base) / (key + ".json"), json.dumps(data), private=True, durable=False)
     except OSError:
         pass  # no record: the next call checks again

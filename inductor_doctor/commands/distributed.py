@@ -50,7 +50,8 @@ def run_rank(request: CheckRequest) -> RankOutcome:
     request.extra_meta = {
         **request.extra_meta,
         "distributed": {"rank": ctx.rank, "world_size": ctx.world_size, "local_rank": ctx.local_rank,
-                        "local_world_size": ctx.local_world_size, "group_rank": ctx.group_rank},
+                        "local_world_size": ctx.local_world_size, "group_rank": ctx.group_rank,
+                        "launcher_local_rank": ctx.launcher_local_rank},
     }
     target = resolve_python(request.python)
     hello = {"hostname": socket.gethostname(), "local_rank": ctx.local_rank, "group_rank": ctx.group_rank,

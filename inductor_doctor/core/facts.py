@@ -53,6 +53,8 @@ class TorchInfo:
     triton_requirement: Optional[str] = None  # the whole Requires-Dist line, markers included
     import_ok: Optional[bool] = fact(None, cost="live")
     import_error: Optional[str] = fact(None, cost="live")
+    #: Peak memory of a process that has imported torch (the live probe's): every compile worker's floor.
+    import_rss_mib: Optional[int] = fact(None, cost="live", key=False)
     notes: List[str] = fact(default_factory=list, key=False)
     # --- GPU/CUDA catalog (torch-gpu-arch-missing) ---
     #: `torch.cuda.get_arch_list()`, e.g. ["sm_80", "sm_90", "compute_90"]; None: unknown.
@@ -63,7 +65,8 @@ class TorchInfo:
 @dataclass
 class TritonInfo:
     version: Optional[str] = fact(None, merge="triton")
-    path: Optional[str] = None
+    #: Where `import triton` finds it: a rank with its own Triton on PYTHONPATH differs here.
+    path: Optional[str] = fact(None, merge="triton path")
     distribution: Optional[str] = None  # "triton", "pytorch-triton", "triton-windows", ...
     bundled_ptxas: Optional[str] = None
     bundled_ptxas_version: Optional[str] = None
@@ -327,6 +330,29 @@ class CacheInfo:
     shm: Optional[ShmInfo] = None  # None: not probed (not Linux, or facts from an older doctor)
     #: What is in them of autotuning (None: not probed): never part of a canary's key.
     autotune: Optional[AutotuneCacheInfo] = fact(None, key=False)
+
+
+@dataclass
+class ResourceInfo:
+    """The CPUs and memory this process may use, and the ranks that share the node (probe/resources.py):
+    what Inductor's compile workers are sized against (compile-workers-oversubscribed). None: unknown.
+    Never in a canary's key (the section is declared so in `Facts`): free memory changes by the
+    second, and no canary's outcome depends on the quota."""
+
+    cpus_host: Optional[int] = None  # os.cpu_count()
+    #: len(os.sched_getaffinity(0)): what torch counts for its compile workers.
+    cpus_affinity: Optional[int] = None
+    #: The tightest cgroup CPU quota (v2 cpu.max, v1 cfs quota / period), in CPUs; None: no quota.
+    cpu_quota: Optional[float] = fact(None, merge="CPU quota")
+    cpu_quota_file: Optional[str] = None
+    memory_total_mib: Optional[int] = None  # MemTotal
+    memory_available_mib: Optional[int] = None  # MemAvailable, now
+    #: The tightest cgroup memory limit (v2 memory.max, v1 memory.limit_in_bytes); None: no limit.
+    memory_limit_mib: Optional[int] = fact(None, merge="memory limit")
+    memory_limit_file: Optional[str] = None
+    #: Ranks on this node as a launcher announced them (LOCAL_WORLD_SIZE, SLURM_NTASKS_PER_NODE...).
+    local_ranks: Optional[int] = None
+    local_ranks_from: Optional[str] = None
 
 
 @dataclass
@@ -770,6 +796,8 @@ class Facts:
     #: Every remote compile cache configured here; empty: none.
     remote_caches: List[RemoteCacheInfo] = fact(default_factory=list, probe="remote_caches")
     shared_caches: Optional[SharedCacheInfo] = fact(None, probe="shared_caches")  # None: not probed
+    # --- fleet (issue 41): compile-workers-oversubscribed ---
+    resources: Optional[ResourceInfo] = fact(None, probe="resources", key=False)  # None: not probed
 
     def to_dict(self) -> Dict[str, Any]:
         return dataclasses.asdict(self)

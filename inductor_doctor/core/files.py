@@ -50,8 +50,12 @@ def read_own_text(path: Union[str, Path]) -> Optional[str]:
             os.close(fd)
 
 
-def write_text_atomic(path: Union[str, Path], text: str, private: bool = False) -> None:
-    """Write via a temporary file in the same directory and rename, so readers never see half."""
+def write_text_atomic(path: Union[str, Path], text: str, private: bool = False, durable: bool = True) -> None:
+    """Write via a temporary file in the same directory and rename, so readers never see half.
+
+    `durable=False` skips the fsync, for records the doctor can compute again (its caches): the rename
+    still keeps readers from half a file, a record lost to a power cut is only asked again, and a
+    repeated check no longer waits for the disk (an fsync on a busy node took longer than the rest)."""
     path = Path(path)
     parent = path.parent if str(path.parent) else Path(".")
     import tempfile  # only a write pays for it (list and explain write nothing)
@@ -61,7 +65,8 @@ def write_text_atomic(path: Union[str, Path], text: str, private: bool = False) 
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if private:
             os.chmod(tmp, 0o600)
         else:

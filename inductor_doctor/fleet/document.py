@@ -20,7 +20,7 @@ from inductor_doctor.core.declare import merge_fields
 from inductor_doctor.core.document import Document, Policy, schema_for
 from inductor_doctor.core.facts import Facts
 from inductor_doctor.core.model import ExitCode, Finding, Status, UsageError, exit_code_for, summarize
-from inductor_doctor.fleet import cache_keys
+from inductor_doctor.fleet import binding, cache_keys
 from inductor_doctor.kb import KB_VERSION
 
 CHECK_SCHEMA = schema_for("check")
@@ -51,7 +51,10 @@ class Source:
     report: Dict[str, Any]
     file: Optional[str] = None
     order: int = 0
+    #: Its columns' host (`host`, or `host@rank3` where two reports of one host would clash).
     label: str = ""
+    #: The report itself, in differences and notes: `host@rank3` wherever a host has several.
+    name: str = ""
 
     @property
     def host(self) -> Dict[str, Any]:
@@ -183,17 +186,16 @@ def kind_of(device: str) -> str:
 
 
 def assign_labels(sources: Sequence[Source]) -> None:
-    """`host`, qualified with `@rank3` (or `@file`) only where two reports of one host share a device."""
+    """Each report's `name` (`host`, or `host@rank3` (`@file`) where a host has several reports)
+    and `label`, its columns' host: the name where two reports of one host would otherwise share a
+    column name (two containers, two simulated nodes) or where a rank that sees none of the node's
+    GPUs has a bare `cuda` column beside its ranks' `cuda:N`; else the bare host."""
     by_host: Dict[str, List[Source]] = {}
     for s in sources:
         by_host.setdefault(s.hostname, []).append(s)
     for host, group in by_host.items():
-        seen: Counter = Counter()
-        for s in group:
-            seen.update({r["device"] for r in s.results()})
-        if len(group) == 1 or all(n == 1 for n in seen.values()):
-            for s in group:
-                s.label = host
+        if len(group) == 1:
+            group[0].name = group[0].label = host
             continue
         ranks = [s.rank for s in group]
         use_rank = None not in ranks and len(set(ranks)) == len(ranks)
@@ -201,11 +203,18 @@ def assign_labels(sources: Sequence[Source]) -> None:
         use_file = len(stems) == len(group) and len(set(stems)) == len(stems)
         for n, s in enumerate(group):
             if use_rank:
-                s.label = f"{host}@rank{s.rank}"
+                s.name = f"{host}@rank{s.rank}"
             elif use_file and s.file:
-                s.label = f"{host}@{_stem(s.file)}"
+                s.name = f"{host}@{_stem(s.file)}"
             else:
-                s.label = f"{host}@{n + 1}"
+                s.name = f"{host}@{n + 1}"
+        seen: Counter = Counter()
+        for s in group:
+            seen.update({r["device"] for r in s.results()})
+        gpuless = "cuda" in seen and any(d.startswith("cuda:") for d in seen)
+        qualify = gpuless or any(n > 1 for n in seen.values())
+        for s in group:
+            s.label = s.name if qualify else host
 
 
 def _gpu_names(source: Source) -> Dict[str, str]:
@@ -266,7 +275,9 @@ def _show(value: Any) -> str:
 def _gpu_summary(source: Source) -> Optional[str]:
     names = list(_gpu_names(source).values())
     if not names:
-        return None
+        gpus = _get(source.report, "environment.cuda.gpus")
+        driver = _get(source.report, "environment.cuda.driver_gpus")
+        return "none" if isinstance(gpus, list) and driver else None
     counts = Counter(names)
     return ", ".join(f"{n} × {name}" for name, n in sorted(counts.items()))
 
@@ -278,6 +289,7 @@ def field_values(source: Source) -> Dict[str, Tuple[str, str]]:
         out[path] = (label, _show(_get(source.report, path)))
     env = source.report.get("environment") or {}
     out["gpus"] = ("GPUs", _show(_gpu_summary(source)))
+    out["binding"] = ("GPU binding", binding.describe(source.report))
     pkgs = env.get("packages") if isinstance(env, dict) else None
     if isinstance(pkgs, dict):
         for name, version in pkgs.items():
@@ -292,7 +304,7 @@ def field_values(source: Source) -> Dict[str, Tuple[str, str]]:
 
 def compare_fields(sources: Sequence[Source]) -> Tuple[Dict[str, str], List[Dict[str, Any]]]:
     """(fields equal in every report, fields that differ with the reports holding each value)."""
-    per_source = [(s.label, field_values(s)) for s in sources]
+    per_source = [(s.name, field_values(s)) for s in sources]
     keys: List[str] = []
     labels: Dict[str, str] = {}
     for _, values in per_source:
@@ -446,6 +458,7 @@ def build(merge: Merge, meta: Optional[Mapping[str, Any]] = None) -> Dict[str, A
         "sources": [
             {
                 "label": s.label,
+                "name": s.name,
                 "hostname": s.hostname,
                 "file": s.file,
                 "rank": s.rank,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.model import ExitCode, UsageError
+from inductor_doctor.fleet.binding import launcher_local_rank
 from inductor_doctor.fleet.document import MergeDocument, Missing, build_document, validate_check_report
 from inductor_doctor.target import script
 
@@ -51,6 +52,8 @@ class RankEnv:
     master_port: int
     agent_store: bool
     namespace: str
+    #: The local rank torchrun's numbering implies (fleet/binding.py): a rewritten LOCAL_RANK shows.
+    launcher_local_rank: Optional[int] = None
 
     @classmethod
     def from_environ(cls, environ: Optional[Dict[str, str]] = None) -> RankEnv:
@@ -83,6 +86,8 @@ class RankEnv:
                 f"LOCAL_RANK={local_rank}, LOCAL_WORLD_SIZE={local_world}, MASTER_PORT={port})"
             )
         group = env.get("GROUP_RANK")
+        group_rank = int(group) if group and group.isdigit() else None
+        groups = env.get("GROUP_WORLD_SIZE")
         run_id = env.get("TORCHELASTIC_RUN_ID") or "none"
         attempt = env.get("TORCHELASTIC_RESTART_COUNT") or "0"
         return cls(
@@ -90,7 +95,9 @@ class RankEnv:
             world_size=world,
             local_rank=local_rank,
             local_world_size=local_world,
-            group_rank=int(group) if group and group.isdigit() else None,
+            group_rank=group_rank,
+            launcher_local_rank=launcher_local_rank(
+                rank, group_rank, local_world, int(groups) if groups and groups.isdigit() else None, world),
             master_addr=env["MASTER_ADDR"],
             master_port=port,
             agent_store=env.get("TORCHELASTIC_USE_AGENT_STORE") == "True",

@@ -3,7 +3,9 @@
 With `--nproc-per-node 8` on an 8-GPU node, every rank checking every GPU would run each canary 64
 times. Instead local rank `i` of `n` checks the GPUs whose index is `i` modulo `n` (one GPU each
 when `n` equals the GPU count, all of them with `--nproc-per-node 1`), and only local rank 0
-checks the node-wide devices (`cpu`, `toolchain`, `xla`).
+checks the node-wide devices (`cpu`, `toolchain`, `xla`). A rank that sees none of its GPUs (its
+own CUDA_VISIBLE_DEVICES hides them, or there are fewer GPUs than local ranks) checks what it does
+see, on its own `cuda` column: a rank that cannot see its GPU is the finding, not a silent gap.
 """
 
 from __future__ import annotations
@@ -34,4 +36,4 @@ def device_filter(shard: Shard) -> DeviceFilter:
         m = _CUDA.match(device)
         return keep_gpu(int(m.group(1)), shard) if m else rank == 0
 
-    return DeviceFilter(keep, key=f"local rank {rank} of {size}")
+    return DeviceFilter(keep, key=f"local rank {rank} of {size}", owns_a_gpu=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from functools import reduce
+from functools import cache, reduce
 from types import ModuleType
 from typing import Any, Dict, List, Optional
 
@@ -51,7 +51,29 @@ def builtin_issues() -> List[KnownIssue]:
 
 def issue_data(module: str) -> Dict[str, Any]:
     """The data file of the issue module named `module` (its `__name__`), as TOML reads it."""
-    return _issue_files.read(_issue_files.HERE / f"{module.rpartition('.')[2]}.toml")
+    stem = module.rpartition(".")[2]
+    kept = _data_files().get(stem)
+    return kept if kept is not None else _issue_files.read(_issue_files.HERE / f"{stem}.toml")
+
+
+@cache
+def _data_files() -> Dict[str, Dict[str, Any]]:
+    """Every built-in data file as TOML reads it (and checks it), kept in the result cache under the
+    files' stamps: parsing fifty TOML files was a tenth of a repeated check. A data file edited, added
+    or removed changes the key; anything odd reads the files again."""
+    from inductor_doctor.probe import _diskcache
+
+    files = _issue_files.paths()
+    stamps = [_diskcache.file_key(str(p)) for p in files]
+    key = None if None in stamps else ["kb-data", stamps]
+    kept = _diskcache.get("kb-data", key) if key is not None else None
+    found = kept.get("files") if kept is not None else None
+    if isinstance(found, dict) and sorted(found) == sorted(p.stem for p in files):
+        return found
+    data = {p.stem: _issue_files.read(p) for p in files}
+    if key is not None:
+        _diskcache.put("kb-data", key, {"files": data})
+    return data
 
 
 def known_issue(module: str) -> KnownIssue:

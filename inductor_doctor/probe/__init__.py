@@ -56,23 +56,44 @@ def _result(fut: Future[T], fallback: Callable[[str], T], notes: List[str], what
 
 
 class LiveProbe:
-    """The live probe (one `import torch` in the target), started at once and finished later.
+    """The live probe (one `import torch` in the target), started early and finished later.
 
     Its answer is kept by the static facts it depends on: `finish(facts)` cancels the running probe
-    when a kept answer is still valid, else waits for it and keeps it if it completed. Started
-    before anything else, it overlaps the rest of the probe and, in `check`, the canaries.
+    when a kept answer is still valid, else waits for it and keeps it if it completed. Where this
+    interpreter has no kept answer yet it starts before anything else, and overlaps the rest of the
+    probe and, in `check`, the canaries. Where it has one (a repeated check) it waits for the static
+    facts, and starts only if they no longer match it: an `import torch` started and killed on every
+    repeated check was most of its CPU, which a loaded node's other work needs.
     """
 
     def __init__(self, python: str, timeout_s: float = 60.0,
                  environ: Optional[Dict[str, str]] = None) -> None:
-        from inductor_doctor.probe import live as live_probe
+        from inductor_doctor.probe import _diskcache
 
         self.python = python
+        self.timeout_s = timeout_s
+        self.environ = environ
         self.cancel = threading.Event()
         self._kept: Optional[Dict[str, Any]] = None
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="indoc-live")
-        self._future = self._pool.submit(live_probe.query, python, timeout_s, self.cancel, environ)
+        self._future: Optional[Future[Dict[str, Any]]] = None
         self._abi: Optional[Future[AbiInfo]] = None
+        if _diskcache.get("live-kept", [_diskcache.file_key(python), python]) is None:
+            self._start()
+
+    def _remember(self) -> None:
+        """This interpreter has an answer kept: its next check waits for the static facts first."""
+        from inductor_doctor.probe import _diskcache
+
+        _diskcache.put("live-kept", [_diskcache.file_key(self.python), self.python], {"kept": True})
+
+    def _start(self) -> Future[Dict[str, Any]]:
+        from inductor_doctor.probe import live as live_probe
+
+        if self._future is None:
+            self._future = self._pool.submit(live_probe.query, self.python, self.timeout_s, self.cancel,
+                                             self.environ)
+        return self._future
 
     def defer_abi(self, job: Callable[[], AbiInfo]) -> None:
         """Run the const_data_ptr ABI compile beside the canaries too, and fold it in with the live
@@ -91,6 +112,10 @@ class LiveProbe:
             if found is not None and live_probe.complete(found):
                 self._kept = found
                 self.cancel.set()
+                if self._future is not None:  # started for want of the hint: leave it for next time
+                    self._remember()
+            else:
+                self._start()  # what was kept no longer holds: ask now
         return self._kept is not None
 
     def finish(self, facts: Facts) -> Facts:
@@ -104,9 +129,10 @@ class LiveProbe:
             answer = self._kept or {}
         else:
             key = live_probe.cache_key(facts, self.python)
-            answer = _result(self._future, lambda m: {"probe_error": m}, notes, "live")
+            answer = _result(self._start(), lambda m: {"probe_error": m}, notes, "live")
             if live_probe.complete(answer):
                 _diskcache.put("live", key, answer)
+                self._remember()
         abi = facts.abi
         if self._abi is not None:
             abi = _result(self._abi, lambda m: AbiInfo(stage="failed", error=m), notes, "ABI")

@@ -91,7 +91,7 @@ def put(kind: str, key: Any, value: Dict[str, Any]) -> None:
     try:
         with _lock:
             private_dir(path.parent)
-        write_text_atomic(path, json.dumps(value, sort_keys=True), private=True)
+        write_text_atomic(path, json.dumps(value, sort_keys=True), private=True, durable=False)
     except OSError:
         pass
 

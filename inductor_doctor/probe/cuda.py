@@ -150,14 +150,18 @@ def libcuda_dirs(env: Mapping[str, str], machine: str) -> Tuple[List[str], List[
 
 
 def ptxas_version(path: str) -> Tuple[Optional[str], Optional[str]]:
-    """`(release, full)`: "12.8" is what Triton compares; "12.8.93" goes into the notes."""
+    """`(release, full)`: "12.8" is what Triton compares; "12.8.93" goes into the notes. Kept under
+    the binary's stamp (a repeated check runs no ptxas); a failure is never kept."""
+    from inductor_doctor.probe import _diskcache
+
+    found = _diskcache.of_file("ptxas-version", path, _ptxas_version)
+    return (found[0], found[1]) if found else (None, None)
+
+
+def _ptxas_version(path: str) -> Optional[List[str]]:
     res = run([path, "--version"], timeout_s=10, env=c_locale_env())
-    if not res.ok:
-        return None, None
-    m = _PTXAS.search(res.stdout)
-    if not m:
-        return None, None
-    return m.group(1), m.group(2)
+    m = _PTXAS.search(res.stdout) if res.ok else None
+    return [m.group(1), m.group(2)] if m else None
 
 
 def ptxas_candidates(env: Mapping[str, str], bundled: Optional[str]) -> List[Tuple[str, str]]:

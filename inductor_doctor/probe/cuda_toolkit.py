@@ -43,6 +43,13 @@ def find_cuda_home(env: Mapping[str, str]) -> Tuple[Optional[str], Optional[str]
 
 
 def nvcc_version(nvcc: str) -> Optional[str]:
+    """The release nvcc reports, kept under the file's stamp (a repeated check runs no nvcc)."""
+    from inductor_doctor.probe import _diskcache
+
+    return _diskcache.of_file("nvcc-version", nvcc, _nvcc_version)
+
+
+def _nvcc_version(nvcc: str) -> Optional[str]:
     res = run([nvcc, "--version"], timeout_s=NVCC_TIMEOUT_S, env=c_locale_env())
     m = _RELEASE.search(res.stdout) if res.ok else None
     return m.group(1) if m else None

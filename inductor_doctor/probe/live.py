@@ -147,6 +147,8 @@ def merge(facts: Facts, live: Dict[str, Any]) -> None:
                 torch.cxx11_abi = live["cxx11_abi"]
             if "cuda_version" in live:
                 torch.cuda = live["cuda_version"]
+            if isinstance(live.get("import_rss_mib"), int):
+                torch.import_rss_mib = live["import_rss_mib"]
     for key, value in sorted((live.get("errors") or {}).items()):
         note = f"live probe, {key}: {value}"
         if key.startswith("cud") or key in ("devices", "big_gpu"):

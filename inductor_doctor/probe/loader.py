@@ -52,18 +52,34 @@ def ldconfig_entries() -> List[Tuple[str, str, str]]:
         )
         entries: List[Tuple[str, str, str]] = []
         if exe:
-            res = run([exe, "-p"], timeout_s=10)
-            if res.ok:
-                for line in res.stdout.splitlines():
-                    # "\tlibcuda.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libcuda.so.1"
-                    if "=>" not in line:
-                        continue
-                    left, path = line.split("=>", 1)
-                    parts = left.strip().split(" ", 1)
-                    if len(parts) == 2:
-                        entries.append((parts[0], parts[1].strip(), path.strip()))
+            # `ldconfig -p` prints its cache file: the answer is kept under that file's stamp, so a
+            # repeated check starts no process for it (an ldconfig run writes a new file).
+            from inductor_doctor.probe import _diskcache
+
+            found = _diskcache.of_file(f"ldconfig-{exe}", LD_CACHE, lambda _: _ldconfig(exe))
+            entries = [(str(a), str(b), str(c)) for a, b, c in found or []]
         _cache = entries
         return entries
+
+
+#: The loader's cache, which `ldconfig -p` prints.
+LD_CACHE = "/etc/ld.so.cache"
+
+
+def _ldconfig(exe: str) -> Optional[List[Tuple[str, str, str]]]:
+    res = run([exe, "-p"], timeout_s=10)
+    if not res.ok:
+        return None  # never kept: asked again next time
+    entries: List[Tuple[str, str, str]] = []
+    for line in res.stdout.splitlines():
+        # "\tlibcuda.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libcuda.so.1"
+        if "=>" not in line:
+            continue
+        left, path = line.split("=>", 1)
+        parts = left.strip().split(" ", 1)
+        if len(parts) == 2:
+            entries.append((parts[0], parts[1].strip(), path.strip()))
+    return entries
 
 
 def ldconfig_find(soname: str, machine: str = "") -> List[str]:

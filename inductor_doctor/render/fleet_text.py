@@ -21,6 +21,8 @@ WORRYING = ("affected", "likely", "inconclusive")
 MAX_FIELDS_SHOWN = 12
 #: Names in one line of the view before it says "and N more": a fleet's view fits a screen.
 MAX_PARTS = 6
+#: A group's members under the matrix: fewer, since every group has such a line.
+LEGEND_PARTS = 4
 
 
 def others(columns: Sequence[str], limit: int = 4) -> str:
@@ -56,12 +58,18 @@ def difference_lines(doc: Mapping[str, Any]) -> List[str]:
                 statuses[status] = kept
         if len(statuses) < 2:
             continue
-        majority = max(statuses, key=lambda s: len(statuses[s]))
+        majority = _majority(statuses)
         parts = [f"{s} on {named(doc, cols)}" for s, cols in statuses.items() if s != majority]
         n = len(statuses[majority])
         rest = named(doc, statuses[majority]) if n <= 3 else f"the {n} others"
         lines.append(f"{row['id']}: {'; '.join(parts)} (and {majority} on {rest})")
     return lines
+
+
+def _majority(statuses: Mapping[str, Sequence[str]]) -> str:
+    """The status most columns have; on a tie the better one, so that the worse is the one named."""
+    order = ("affected", "likely", "inconclusive", "ok", "not-applicable")
+    return max(statuses, key=lambda s: (len(statuses[s]), order.index(s) if s in order else -1))
 
 
 def field_lines(doc: Mapping[str, Any], limit: int = MAX_FIELDS_SHOWN) -> List[str]:
@@ -88,9 +96,15 @@ def idle_lines(doc: Mapping[str, Any]) -> List[str]:
     out = []
     for s in doc.get("sources", []):
         if not s.get("devices"):
-            rank = f" (rank {s['rank']})" if s.get("rank") is not None else ""
-            out.append(f"{s['label']}{rank} had no device of its own to check")
+            out.append(f"{_who(s)} had no device of its own to check")
     return out
+
+
+def _who(source: Mapping[str, Any]) -> str:
+    """A report as differences name it: `host@rank1`, or the host with its rank beside it."""
+    name = str(source.get("name") or source["label"])
+    rank = source.get("rank")
+    return name if "@" in name or rank is None else f"{name} (rank {rank})"
 
 
 def detail_groups(doc: Mapping[str, Any]) -> List[Dict[str, Any]]:
@@ -137,7 +151,7 @@ def differing_hosts(doc: Mapping[str, Any]) -> List[str]:
         statuses = row.get("statuses") or {}
         if len(statuses) < 2:
             continue
-        majority = max(statuses, key=lambda st: len(statuses[st]))
+        majority = _majority(statuses)
         for status, cols in statuses.items():
             if status != majority:
                 odd.update({source_of.get(c, c): None for c in cols})
@@ -145,7 +159,10 @@ def differing_hosts(doc: Mapping[str, Any]) -> List[str]:
         values = sorted(d["values"], key=lambda v: -len(v["sources"]))
         for v in values[1:]:
             odd.update({str(src): None for src in v["sources"]})
-    order = {s["label"]: n for n, s in enumerate(doc.get("sources") or [])}
+    order: Dict[str, int] = {}
+    for n, s in enumerate(doc.get("sources") or []):
+        order.setdefault(s["label"], n)
+        order.setdefault(s.get("name") or s["label"], n)
     return sorted(odd, key=lambda h: order.get(h, len(order)))
 
 
@@ -183,7 +200,7 @@ def merge_text(doc: Mapping[str, Any], show_all: bool = False) -> str:
             console.print(Text("everywhere: " + " · ".join(shown), style="dim"))
         console.print()
         if issues:
-            _matrix(console, doc, rows, columns, folded)
+            _matrix(console, doc, rows, columns, folded, show_all)
         else:
             console.print("no results in these reports\n")
         odd = differing_hosts(doc)
@@ -232,7 +249,7 @@ def merge_text(doc: Mapping[str, Any], show_all: bool = False) -> str:
             console.print(Text(f"note: {line}", style="dim"))
         for s in doc.get("sources", []):
             if s.get("interrupted"):
-                note = f"note: the report of {s['label']} is partial (interrupted)"
+                note = f"note: the report of {_who(s)} is partial (interrupted)"
                 console.print(Text(note, style="yellow"))
         for note in (doc.get("meta") or {}).get("notes", []):
             console.print(Text(f"note: {note}", style="yellow"))
@@ -254,7 +271,7 @@ def _cell(status: Optional[str]) -> Any:
 
 
 def _matrix(console: Any, doc: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-            groups: Sequence[Mapping[str, Any]], folded: int) -> None:
+            groups: Sequence[Mapping[str, Any]], folded: int, show_all: bool = False) -> None:
     """Issues by column groups, fitted to the reader's width: ids whole; long group labels become
     `#1`, `#2` with a legend; rows that are not-applicable everywhere folded into one line. Where
     even numbered columns do not fit, each issue is a line, and those ok on every column one line."""
@@ -288,7 +305,10 @@ def _matrix(console: Any, doc: Mapping[str, Any], rows: Sequence[Mapping[str, An
         uniform_ok = [r["id"] for r in rows if set(r.get("statuses") or {}) <= {"ok", "not-applicable"}
                       and "ok" in (r.get("statuses") or {})]
         if len(uniform_ok) > 1:
-            paragraph(console, f"ok on every column ({len(uniform_ok)}): " + ", ".join(uniform_ok))
+            listed = f"ok on every column ({len(uniform_ok)}): " + ", ".join(uniform_ok)
+            if len(listed) > 2 * width and not show_all:  # a fleet's summary fits a screen
+                listed = f"{len(uniform_ok)} more are ok on every column; `--all` lists them"
+            paragraph(console, listed)
         for row in rows:
             if row["id"] in uniform_ok and len(uniform_ok) > 1:
                 continue
@@ -312,4 +332,4 @@ def _legend(group: Mapping[str, Any]) -> str:
     if len(group["columns"]) <= 1:
         return str(group["label"])
     parts = [p.strip() for p in str(group["members"]).split(", ")]
-    return f"{group['label']}: {cut(parts)}"
+    return f"{group['label']}: {cut(parts, LEGEND_PARTS)}"

@@ -200,6 +200,12 @@ def main():
         emit(out)
         return
     out["import_ok"] = True
+    try:  # what one process that imports torch holds: the floor of every compile worker's memory
+        import resource
+
+        out["import_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    except Exception:  # noqa: BLE001 - not on every platform
+        pass
 
     def guard(key, fn):
         out["stage"] = key

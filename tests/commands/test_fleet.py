@@ -136,6 +136,73 @@ def test_ranks_of_one_host_that_share_a_device_are_told_apart(base_report, tmp_p
     assert "vm@rank1/cpu" in {c["name"] for c in doc["columns"]}
 
 
+def _rank_of_two_gpu_host(base: Dict[str, Any], rank: int, **cuda: Any) -> Dict[str, Any]:
+    """Rank `rank` of `check --distributed` on a 2-GPU host `vm`: local rank 0 holds the node's
+    devices and cuda:0, local rank 1 cuda:1; `cuda` changes this rank's probe (its GPUs hidden...)."""
+    d = member(base, "vm", 0, rank=rank)
+    d["meta"]["distributed"] = {"rank": rank, "world_size": 2, "local_rank": rank, "local_world_size": 2,
+                                "group_rank": 0, "launcher_local_rank": rank}
+    d["environment"]["cuda"].update(local_rank=str(rank), cudnn_version="91900", visible_devices=None)
+    d["environment"]["cuda"].update(cuda)
+    template = dict(next(r for r in d["results"] if r["id"] == "block-mask-cpu"), id="cuda-devices-hidden",
+                    title="GPUs hidden", status="ok", reason="torch sees 2 GPUs of the driver's 2")
+    hidden = cuda.get("visible_devices") == ""
+    gpus = [] if hidden else [{"index": rank, "name": H100}]
+    d["environment"]["cuda"]["gpus"] = gpus
+    d["results"] = [r for r in d["results"] if rank == 0]
+    if hidden:
+        d["results"].append(dict(template, device="cuda", status="affected",
+                                 reason="CUDA_VISIBLE_DEVICES='' hides all of the driver's 2 GPUs"))
+    else:
+        d["results"].append(dict(template, device=f"cuda:{rank}"))
+    return d
+
+
+def test_a_rank_with_its_gpus_hidden_is_its_own_column_and_named_in_differences(base_report, tmp_path):
+    """The 2-GPU host's finding: rank 1 with CUDA_VISIBLE_DEVICES='' and a Triton cache of its own.
+    Its `cuda` column is `vm@rank1/cuda`, and every difference names `vm@rank0` / `vm@rank1`, never
+    `vm` twice."""
+    r0 = write(tmp_path, "r0.json", _rank_of_two_gpu_host(base_report, 0))
+    d1 = _rank_of_two_gpu_host(base_report, 1, visible_devices="", cudnn_version=None)
+    d1["environment"]["env"]["TRITON_CACHE_DIR"] = "/tmp/roc/t"
+    r1 = write(tmp_path, "r1.json", d1)
+    doc = merge_json([r0, r1])
+    assert doc.pop("_rc") == 1
+    validate("merge", doc)
+    assert {s["name"] for s in doc["sources"]} == {"vm@rank0", "vm@rank1"}
+    row = next(i for i in doc["issues"] if i["id"] == "cuda-devices-hidden")
+    assert row["statuses"] == {"affected": ["vm@rank1/cuda"], "ok": ["vm@rank0/cuda:0"]}
+    diffs = {d["label"]: d["values"] for d in doc["environment"]["differences"]}
+    assert diffs["cuDNN"] == [{"value": "91900", "sources": ["vm@rank0"]},
+                              {"value": "unknown", "sources": ["vm@rank1"]}]
+    assert diffs["$TRITON_CACHE_DIR"] == [{"value": "absent", "sources": ["vm@rank0"]},
+                                          {"value": "/tmp/roc/t", "sources": ["vm@rank1"]}]
+    assert diffs["GPU binding"] == [{"value": "every GPU visible", "sources": ["vm@rank0"]},
+                                    {"value": "CUDA_VISIBLE_DEVICES='' (no GPU)", "sources": ["vm@rank1"]}]
+    out = run_cli(["merge", str(r0), str(r1)], env={"COLUMNS": "200", "NO_COLOR": "1"}).stdout
+    assert "cuda-devices-hidden: affected on vm@rank1/cuda (and ok on vm@rank0/cuda:0)" in out
+    assert "cuDNN: 91900 on vm@rank0; unknown on vm@rank1" in out
+    assert " on vm;" not in out and not re.search(r" on vm$", out, re.M), out
+
+
+def test_healthy_ranks_of_one_host_keep_plain_columns_and_a_rewritten_local_rank_shows(base_report, tmp_path):
+    """Ranks that each check their own GPU keep `vm/cuda:N` columns (nothing clashes); a rank whose
+    LOCAL_RANK a wrapper rewrote, or bound to its GPU by CUDA_VISIBLE_DEVICES, is a GPU binding
+    difference naming it."""
+    r0 = write(tmp_path, "r0.json", _rank_of_two_gpu_host(base_report, 0))
+    r1 = write(tmp_path, "r1.json", _rank_of_two_gpu_host(base_report, 1))
+    doc = merge_json([r0, r1])
+    assert {c["name"] for c in doc["columns"]} >= {"vm/cuda:0", "vm/cuda:1", "vm/cpu"}
+    assert not [d for d in doc["environment"]["differences"] if d["label"] == "GPU binding"]
+    rewritten = _rank_of_two_gpu_host(base_report, 1, local_rank="0")
+    bound = _rank_of_two_gpu_host(base_report, 1, visible_devices="1")
+    for d, says in ((rewritten, "every GPU visible, LOCAL_RANK=0 (torchrun's local rank 1)"),
+                    (bound, "CUDA_VISIBLE_DEVICES=$LOCAL_RANK")):
+        doc = merge_json([r0, write(tmp_path, "r1.json", d)])
+        diffs = {x["label"]: x["values"] for x in doc["environment"]["differences"]}
+        assert {"value": says, "sources": ["vm@rank1"]} in diffs["GPU binding"], diffs
+
+
 def test_fail_on_and_suppressed_and_warnings(base_report, tmp_path):
     d = member(base_report, "node-a", 1)
     r = next(r for r in d["results"] if r["id"] == "block-mask-cpu")

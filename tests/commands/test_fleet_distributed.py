@@ -127,13 +127,19 @@ def test_two_ranks_on_one_node(tmp_path):
 
 
 def test_text_output_comes_from_rank_0_only(tmp_path):
+    """Rank 1 with a Triton cache of its own: the difference names the ranks (`vm@rank0`,
+    `vm@rank1`), not the host twice ("absent on vm; /tmp/t on vm", as it once did)."""
     env, tag = new_tagged_env()
-    [proc] = run_nodes([torchrun(2, STATIC)], env)
+    cache = tmp_path / "rank1-triton-cache"
+    env.update(FAULT="env", FAULT_RANK="1", FAULT_ENV=f"TRITON_CACHE_DIR={cache}", COLUMNS="400")
+    [proc] = run_nodes([torchrun(2, STATIC, wrapper=True)], env)
     assert_clean(tag)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("inductor-doctor 0.") == 1, proc.stdout
-    assert "vm" in proc.stdout or "/cpu" in proc.stdout
-    assert "had no device of its own to check" in proc.stdout
+    host = socket.gethostname()
+    assert f"{host}/cpu" in proc.stdout  # the columns need no rank: nothing clashes
+    assert f"$TRITON_CACHE_DIR: absent on {host}@rank0; {cache} on {host}@rank1" in proc.stdout, proc.stdout
+    assert f"{host}@rank1 had no device of its own to check" in proc.stdout
 
 
 def test_two_nodes_on_localhost(tmp_path):
@@ -154,6 +160,36 @@ def test_two_nodes_on_localhost(tmp_path):
     assert {f"{host}@rank0/cpu", f"{host}@rank1/cpu", f"{host}@rank1/toolchain"} <= names
     assert [g["label"] for g in doc["groups"]] == [f"2 × toolchain on {host}@rank0, {host}@rank1",
                                                    f"2 × cpu on {host}@rank0, {host}@rank1"]
+
+
+def test_a_rank_set_up_differently_is_named_in_the_differences(tmp_path):
+    """Rank 1 of one node runs with its own Triton cache, its own PYTHONPATH entry, CUDA_VISIBLE_DEVICES=''
+    and a LOCAL_RANK a wrapper rewrote to 0: every difference names `host@rank1`, never the host
+    twice, and the rewritten LOCAL_RANK is a GPU binding difference (torchrun gave it local rank 1).
+    Both ranks then hold the node-wide devices: the columns are told apart by rank too."""
+    env, tag = new_tagged_env()
+    own = tmp_path / "rank1-site"
+    own.mkdir()
+    cache = tmp_path / "rank1-triton-cache"
+    env.update(FAULT="env", FAULT_RANK="1",
+               FAULT_ENV=f"TRITON_CACHE_DIR={cache} CUDA_VISIBLE_DEVICES= LOCAL_RANK=0 "
+                         f"PYTHONPATH={own}:{env.get('PYTHONPATH', '')}")
+    [proc] = run_nodes([torchrun(2, [*STATIC, "--format", "json"], wrapper=True)], env)
+    assert_clean(tag)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    doc = merged(proc)
+    host = socket.gethostname()
+    assert [s["name"] for s in doc["sources"]] == [f"{host}@rank0", f"{host}@rank1"]
+    diffs = {d["label"]: {v["value"]: v["sources"] for v in d["values"]}
+             for d in doc["environment"]["differences"]}
+    assert diffs["$TRITON_CACHE_DIR"] == {"absent": [f"{host}@rank0"], str(cache): [f"{host}@rank1"]}
+    assert diffs["GPU binding"] == {
+        "every GPU visible": [f"{host}@rank0"],
+        "CUDA_VISIBLE_DEVICES='' (no GPU), LOCAL_RANK=0 (torchrun's local rank 1)": [f"{host}@rank1"]}
+    assert [f"{host}@rank1"] in diffs["$PYTHONPATH"].values()
+    every = [src for d in doc["environment"]["differences"] for v in d["values"] for src in v["sources"]]
+    assert set(every) == {f"{host}@rank0", f"{host}@rank1"}, every
+    assert {f"{host}@rank0/cpu", f"{host}@rank1/cpu"} <= {c["name"] for c in doc["columns"]}
 
 
 def _sick_second_node(tmp_path: Path, fault: str, gather_s: int, **extra: str) -> Tuple[Dict, List, str]:
@@ -295,20 +331,26 @@ sys.addaudithook(_hook)
 """
 
 
-def test_the_doctor_process_of_every_rank_stays_torch_free(tmp_path):
-    """Only torchrun itself and the gather helper import torch; the doctor on each rank never does."""
+@pytest.mark.parametrize("client", ["native", "torch"])
+def test_the_doctor_process_of_every_rank_stays_torch_free(tmp_path, client):
+    """Only torchrun itself imports torch: the doctor on each rank never does, and its gather helper
+    reaches torchrun's store with a client of its own (an `import torch` per rank was most of what
+    `check --distributed` cost on top of torchrun). Told to (INDUCTOR_DOCTOR_GATHER_CLIENT=torch, as
+    it does by itself where its own client cannot talk to the store), the helper uses torch's."""
     audit = tmp_path / "audit"
     audit.mkdir()
     (audit / "sitecustomize.py").write_text(IMPORT_AUDIT)
     log = tmp_path / "imports.log"
-    env, tag = new_tagged_env({"PYTHONPATH": str(audit), "FAULT_IMPORT_LOG": str(log)})
+    extra = {"INDUCTOR_DOCTOR_GATHER_CLIENT": "torch"} if client == "torch" else {}
+    env, tag = new_tagged_env({"PYTHONPATH": str(audit), "FAULT_IMPORT_LOG": str(log), **extra})
     [proc] = run_nodes([torchrun(2, [*STATIC, "--format", "json"])], env)
     assert_clean(tag)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert len(merged(proc)["sources"]) == 2
     lines = log.read_text().splitlines()
     importers = {" ".join(line.split()[2:]) for line in lines}
-    assert any("target/gather.py" in i for i in importers)  # the helper did the gather
+    helpers = [i for i in importers if "target/gather.py" in i]
+    assert (len(helpers) == 2) if client == "torch" else (helpers == []), importers
     # The doctor is `python -m inductor_doctor check ...`: argv[0] is its __main__.py (or "-m" before
     # runpy has found it, with "check" next); torchrun's argv starts with its own options.
     doctors = [i for i in importers if "target/gather.py" not in i

@@ -74,7 +74,50 @@ def test_a_local_rank_without_gpus_runs_nothing(tmp_path):
     assert device_filter((1, 2)).findings(result.findings) == []
 
 
+def _node_of_two_gpus(env):
+    """A 2-GPU node as its driver lists it, this rank's CUDA_VISIBLE_DEVICES / LOCAL_RANK applied."""
+    from inductor_doctor.probe import cuda_visible
+
+    facts = two_gpu_facts(2)
+    facts.cuda.nvidia_smi = "/usr/bin/nvidia-smi"
+    facts.cuda.local_rank = env.get("LOCAL_RANK")
+    cuda_visible.apply(facts.cuda, env)
+    return facts
+
+
+@pytest.mark.parametrize("env, says", [
+    ({"CUDA_VISIBLE_DEVICES": "", "LOCAL_RANK": "1"}, "hides all of the driver's 2 GPUs"),
+    ({"LOCAL_RANK": "3"}, "LOCAL_RANK=3 but torch sees 2 GPUs"),
+    ({"CUDA_VISIBLE_DEVICES": "1", "LOCAL_RANK": "1"}, "LOCAL_RANK=1 but torch sees 1 GPU"),
+])
+def test_a_rank_that_sees_none_of_its_gpus_says_so_on_its_own_column(env, says):
+    """CUDA_VISIBLE_DEVICES hiding the GPUs of one rank, or more local ranks than GPUs: that rank's
+    share keeps the bare `cuda` device, and cuda-devices-hidden is affected there (it used to be
+    dropped with everything else of a rank with no GPU, and the fleet view passed)."""
+    from inductor_doctor.kb import registry
+
+    local = int(env["LOCAL_RANK"])
+    facts = _node_of_two_gpus(env)
+    share = device_filter((local, 4 if local == 3 else 2)).settled(facts)
+    assert share.keeps("cuda") and not share.keeps("cpu")
+    hidden = registry().find("cuda-devices-hidden")
+    result = run_checks(share.facts(facts), share.issues([hidden]),
+                        CheckOptions(python=sys.executable, static=True))
+    [finding] = share.findings(result.findings)
+    assert (finding.device, finding.status) == ("cuda", Status.AFFECTED)
+    assert says in finding.reason
+
+
+def test_a_rank_that_sees_its_gpu_keeps_only_its_gpu():
+    facts = _node_of_two_gpus({"LOCAL_RANK": "1"})
+    share = device_filter((1, 2)).settled(facts)
+    assert share.keeps("cuda:1") and not share.keeps("cuda") and not share.keeps("cuda:0")
+    cpu_node = two_gpu_facts(0)  # no driver at all: a CPU node's rank 1 has nothing of its own
+    assert not device_filter((1, 2)).settled(cpu_node).keeps("cuda")
+
+
 TORCHRUN = {"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "GROUP_RANK": "1",
+            "GROUP_WORLD_SIZE": "4",
             "MASTER_ADDR": "10.0.0.1", "MASTER_PORT": "29500", "TORCHELASTIC_RUN_ID": "job7",
             "TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RESTART_COUNT": "2"}
 
@@ -83,6 +126,11 @@ def test_rank_env_from_torchrun():
     ctx = RankEnv.from_environ(dict(TORCHRUN))
     assert (ctx.rank, ctx.world_size, ctx.local_rank, ctx.local_world_size, ctx.group_rank) == (3, 8, 1, 2, 1)
     assert ctx.agent_store and ctx.namespace == "inductor-doctor/fleet/job7/2"
+    assert ctx.launcher_local_rank == 1
+    # A wrapper that rewrote LOCAL_RANK: torchrun's numbering still says 1.
+    assert RankEnv.from_environ({**TORCHRUN, "LOCAL_RANK": "0"}).launcher_local_rank == 1
+    # Nodes with different numbers of ranks: torchrun's numbering implies nothing.
+    assert RankEnv.from_environ({**TORCHRUN, "GROUP_WORLD_SIZE": "3"}).launcher_local_rank is None
 
 
 @pytest.mark.parametrize(

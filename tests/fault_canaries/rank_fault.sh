@@ -7,6 +7,8 @@
 #   stop  the doctor is stopped at once (it never hands its report over, however fast the machine)
 #         and SIGKILLed after $FAULT_DIE_AFTER seconds: a rank OOM-killed before it reported
 #   leave exits 0 at once, without a word (never joins)
+#   env   runs with $FAULT_ENV's NAME=VALUE words exported (a rank set up differently: its own
+#         CUDA_VISIBLE_DEVICES, cache directory, PYTHONPATH, a rewritten LOCAL_RANK)
 descendants() {  # every process below $1
   for child in $(pgrep -P "$1"); do echo "$child"; descendants "$child"; done
 }
@@ -38,6 +40,7 @@ if [ "$RANK" = "$FAULT_RANK" ]; then
       kill -9 "$pid"
       exit 137 ;;
     leave) exit 0 ;;
+    env) for kv in $FAULT_ENV; do export "$kv"; done ;;
   esac
 fi
 exec "$@"

@@ -23,7 +23,7 @@ FIRST = {"torch": Version("2.0"), "triton": Version("2.0")}
 LISTED = ("torch", "triton", "torch-xla")
 PREFERRED_PYTHONS = ("cp312", "cp311", "cp313", "cp314", "cp310", "cp315")
 #: Bump when an extractor changes what it records, so cached per-wheel facts are redone.
-EXTRACTOR_VERSION = 2
+EXTRACTOR_VERSION = 3
 
 
 class RefreshError(Exception):

@@ -22,6 +22,8 @@ FILES = (
     "torch/_inductor/utils.py",
     "torch/_inductor/scheduler.py",
     "torch/utils/cpp_extension.py",
+    "torch/_inductor/config.py",
+    "torch/_utils.py",
 )
 
 
@@ -166,6 +168,46 @@ def min_capability(read: Read) -> int:
     raise Unreadable("torch/_inductor/scheduler.py has no capability check the audit can read")
 
 
+_DECIDE = re.compile(r"^def decide_compile_threads\(.*?(?=^\S)", re.M | re.S)
+_CAP = re.compile(r"min\(\s*(\d+)\s*,")
+_ASSIGNED = re.compile(r"^compile_threads\s*=\s*\(.*?^\)", re.M | re.S)  # torch 2.0: no function
+_UTILS_CPU_COUNT = re.compile(r"^def cpu_count\(.*?(?=^\S)", re.M | re.S)
+
+
+def compile_threads(read: Read) -> Dict[str, Any]:
+    """How Inductor sizes its compile worker pool when nothing sets it (`decide_compile_threads` in
+    `torch/_inductor/config.py`): the variable that overrides it, the cap, and what it counts as the
+    CPUs: the process's affinity (`os.sched_getaffinity`, which a container's CPU quota does not
+    shrink: pytorch/pytorch#191385) or every CPU of the host (`os.cpu_count`), directly or through
+    `torch._utils.cpu_count`; and whether it scales down on free memory (pytorch/pytorch#183003)."""
+    name = "torch/_inductor/config.py"
+    text = read(name) or ""
+    m = _DECIDE.search(text) or _ASSIGNED.search(text)
+    if not m:
+        raise Unreadable(f"{name} has no decide_compile_threads (nor `compile_threads = (...)`) to read")
+    body = m.group(0)
+    cap = _CAP.search(body)
+    if "cgroup" in body or "cpu.max" in body:
+        raise Unreadable(f"{name}: decide_compile_threads reads cgroups now; teach the audit its rule")
+    where = body
+    source = name
+    if "torch._utils.cpu_count()" in body:
+        utils = _UTILS_CPU_COUNT.search(read("torch/_utils.py") or "")
+        if not utils:
+            raise Unreadable("torch/_utils.py has no cpu_count the audit can read")
+        where, source = utils.group(0), f"{name}, torch/_utils.py"
+    if "sched_getaffinity" in where:
+        counts = "affinity"
+    elif "os.cpu_count()" in where:
+        counts = "cpu_count"
+    else:
+        raise Unreadable(f"{source}: decide_compile_threads counts CPUs neither by affinity nor os.cpu_count")
+    if cap is None:
+        raise Unreadable(f"{name}: decide_compile_threads has no min(N, ...) cap the audit can read")
+    return {"env": "TORCHINDUCTOR_COMPILE_THREADS" if "TORCHINDUCTOR_COMPILE_THREADS" in body else None,
+            "cap": int(cap.group(1)), "counts": counts, "memory_aware": "meminfo" in body, "file": source}
+
+
 def from_metadata(meta: str) -> Dict[str, Any]:
     """Requires-Python and the Triton requirement (specifier and marker) of the wheel."""
     out: Dict[str, Any] = {"requires_python": None, "triton": None, "triton_marker": None}
@@ -195,4 +237,5 @@ def extract(read: Read, meta: str) -> Dict[str, Any]:
     facts["const_data_ptr"] = const_data_ptr(read)
     facts["is_big_gpu_sms"] = is_big_gpu_sms(read)
     facts["min_capability"] = min_capability(read)
+    facts["compile_threads"] = compile_threads(read)
     return facts
