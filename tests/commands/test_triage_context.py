@@ -67,6 +67,8 @@ UNTIED = [
     ("torch_cpu_only_build__neg__pytorch_96976.log", "torch-cpu-only-build"),
     ("torch_cpu_only_build__neg__wan2gp_1680.log", "torch-cpu-only-build"),
     ("torch_missing__neg__pytorch3d_2014.log", "torch-missing"),
+    # AOTInductor's own "conflicting declaration": Inductor's frames, but nothing of the block mask
+    ("unrelated__aoti_conflicting_declaration_pytorch_111711.log", "block-mask-cpu"),
 ]
 
 
