@@ -315,6 +315,19 @@ def test_triton_c_compiler_from_probe_facts():
     assert only("triton-no-c-compiler", facts).status is Status.OK
 
 
+@pytest.mark.parametrize("cc", ["/usr/bin", "/opt/gcc-11/bin/gcc", "/usr/bin//usr/bin/gcc"])
+def test_triton_cc_naming_nothing_runnable(cc):
+    """CC set to a folder, a stale path or a path joined onto another: the probe resolves nothing, and
+    Triton runs CC as it is, so the error is Python's (FileNotFoundError / PermissionError), not "Failed
+    to find C compiler" (reproduced with Triton 3.9's _build)."""
+    facts = make_facts(torch_version="2.9.0+cu128", cuda="12.8", triton=TritonInfo(version="3.5.0"))
+    facts.cuda.gpus = [h100()]
+    facts.cc = CompilerInfo(command=cc, works=False, chosen_by="CC", error=f"{cc}: not an executable")
+    o = only("triton-no-c-compiler", facts)
+    assert o.status is Status.AFFECTED
+    assert f"CC={cc}" in o.reason and "FileNotFoundError" in o.reason and "Failed to find" not in o.reason
+
+
 # --- C/C++ toolchain ---------------------------------------------------------------------------
 
 
