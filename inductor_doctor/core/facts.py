@@ -451,6 +451,10 @@ class RocmInfo:
     torch_knows_sdk: Optional[bool] = None  # torch's _find_rocm_home looks for _rocm_sdk_core
     hip_runtime_h: Optional[str] = None  # <rocm_home>/include/hip/hip_runtime.h when present
     hip_headers_elsewhere: List[str] = field(default_factory=list)  # hip_runtime.h where torch does not look
+    #: <rocm_home>/include/hipblas/hipblas.h when present: the math libraries' development headers, which
+    #: TheRock ships apart from the core (its devel package, expanded by `rocm-sdk init`).
+    hipblas_h: Optional[str] = None
+    math_headers_elsewhere: List[str] = field(default_factory=list)  # hipblas.h where torch does not look
     notes: List[str] = fact(default_factory=list, key=False)
 
 
