@@ -146,6 +146,9 @@ class CudaToolkitInfo:
     nvcc: Optional[str] = None  # the nvcc torch runs: CUDA_HOME/bin/nvcc
     nvcc_on_path: Optional[str] = None
     nvcc_version: Optional[str] = None  # "12.4"
+    #: The virtual architectures that nvcc can compile for, as `nvcc --list-gpu-arch` prints them
+    #: ("compute_75", ..., "compute_121"); empty: not read (no nvcc, or one older than the option).
+    nvcc_archs: List[str] = field(default_factory=list)
     cuda_runtime_h: Optional[str] = None  # CUDA_HOME/include/cuda_runtime.h when present
     notes: List[str] = fact(default_factory=list, key=False)
 

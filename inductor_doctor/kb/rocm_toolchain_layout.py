@@ -62,8 +62,8 @@ def rule(facts: Facts) -> List[RuleOutcome]:
         if rocm.hipblas_h is None:
             there = f"; they are in {rocm.math_headers_elsewhere[0]}" if rocm.math_headers_elsewhere else \
                 " (TheRock keeps them in its devel package, which `rocm-sdk init` expands)"
-            problems.append(f"torch's ROCM_HOME {rocm.rocm_home} has the HIP runtime's headers but not the math "
-                            "libraries' (include/hipblas/hipblas.h): C++ extensions and JIT builds that "
+            problems.append(f"torch's ROCM_HOME {rocm.rocm_home} has the HIP runtime's headers but not the "
+                            "math libraries' (include/hipblas/hipblas.h): C++ extensions and JIT builds that "
                             f"include hipBLAS or rocBLAS fail{there}")
         else:
             fine.append(f"math library headers at {rocm.hipblas_h}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from typing import Mapping, Optional, Tuple
+from typing import List, Mapping, Optional, Tuple
 
 from inductor_doctor.core.facts import CudaToolkitInfo
 from inductor_doctor.probe._proc import c_locale_env, run
@@ -21,6 +21,7 @@ from inductor_doctor.probe._proc import c_locale_env, run
 NVCC_TIMEOUT_S = 10.0
 DEFAULT_HOME = "/usr/local/cuda"
 _RELEASE = re.compile(r"release (\d+\.\d+)")
+_ARCH = re.compile(r"\bcompute_\d+[a-z]?\b")
 
 
 def find_cuda_home(env: Mapping[str, str]) -> Tuple[Optional[str], Optional[str]]:
@@ -48,6 +49,15 @@ def nvcc_version(nvcc: str) -> Optional[str]:
     return m.group(1) if m else None
 
 
+def nvcc_archs(nvcc: str) -> List[str]:
+    """The virtual architectures nvcc can compile for, in its own words (`nvcc --list-gpu-arch`,
+    CUDA 11 on): what it answers `Unsupported gpu architecture` to is not there."""
+    res = run([nvcc, "--list-gpu-arch"], timeout_s=NVCC_TIMEOUT_S, env=c_locale_env())
+    if not res.ok:
+        return []
+    return _ARCH.findall(res.stdout)
+
+
 def toolkit_info(env: Mapping[str, str]) -> CudaToolkitInfo:
     info = CudaToolkitInfo()
     info.nvcc_on_path = shutil.which("nvcc", path=env.get("PATH"))
@@ -64,6 +74,9 @@ def toolkit_info(env: Mapping[str, str]) -> CudaToolkitInfo:
         info.nvcc_version = nvcc_version(nvcc)
         if info.nvcc_version is None:
             info.notes.append(f"{nvcc} --version did not name a CUDA release")
+        info.nvcc_archs = nvcc_archs(nvcc)
+        if not info.nvcc_archs:
+            info.notes.append(f"{nvcc} --list-gpu-arch named no architecture (an nvcc before CUDA 11?)")
     header = os.path.join(home, "include", "cuda_runtime.h")
     if os.path.isfile(header):
         info.cuda_runtime_h = header

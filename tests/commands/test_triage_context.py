@@ -229,7 +229,8 @@ def test_check_decides_a_possible_match_on_this_machine(tmp_path):
     log.write_text(BARE_GLIBCXX + bare_header + bare_kernel, encoding="utf-8")
     before = json.loads(run_cli(["explain", "--log", str(log), "--format", "json"]).stdout)
     assert {r["id"]: r["confidence"] for r in before["results"]} == {
-        "libstdcxx-too-old": "possible", "cuda-toolkit-missing": "possible", "torch-gpu-arch-missing": "possible"}
+        "libstdcxx-too-old": "possible", "cuda-toolkit-missing": "possible",
+        "torch-gpu-arch-missing": "possible"}
     proc = run_cli(["explain", "--log", str(log), "--check", "--format", "json"])
     doc = json.loads(proc.stdout)
     validate("triage", doc)
