@@ -150,6 +150,13 @@ class CudaToolkitInfo:
     #: ("compute_75", ..., "compute_121"); empty: not read (no nvcc, or one older than the option).
     nvcc_archs: List[str] = field(default_factory=list)
     cuda_runtime_h: Optional[str] = None  # CUDA_HOME/include/cuda_runtime.h when present
+    #: The CUDA library headers torch's ATen/cuda/CUDAContextLight.h includes (read from the installed
+    #: torch: cusparse.h, cublas_v2.h, cublasLt.h, cusolverDn.h): every CUDA extension built against
+    #: torch compiles them.
+    extension_headers: List[str] = field(default_factory=list)
+    #: Of those, and of the other library headers JIT builds include (curand.h, cufft.h, nvrtc.h), the
+    #: ones CUDA_HOME/include lacks (cuda-toolkit-incomplete).
+    missing_headers: List[str] = field(default_factory=list)
     notes: List[str] = fact(default_factory=list, key=False)
 
 
