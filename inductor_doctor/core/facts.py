@@ -393,6 +393,18 @@ class MsvcToolset:
 
 
 @dataclass
+class RuntimeDll:
+    """One DLL of the Visual C++ runtime (msvcp140.dll, vcruntime140.dll...): the copy the loader takes
+    for a Python extension, first in its search order, and its file version (probe/windows.py)."""
+
+    name: str
+    path: Optional[str] = None  # None: no copy anywhere it looks
+    version: Optional[str] = None  # its version resource's file version, "14.29.30133.0"
+    #: The other copies further down the search order, as "path (version)": a newer one there is shadowed.
+    others: List[str] = field(default_factory=list)
+
+
+@dataclass
 class WindowsInfo:
     """What Windows decides for the compile stack, read without running the compiler: the registry's
     long-path switch, the code pages, the MSVC environment a Developer Prompt activates (or not),
@@ -430,6 +442,11 @@ class WindowsInfo:
     #: 51 for `tmp.pid_<pid>_<uuid4>`, 12 for triton-windows 3.5.1's `tmp.<8 characters>`.
     triton_temp_dir: Optional[int] = None
     inductor_cl: Optional[InductorClCommand] = None
+    #: The Visual C++ runtime DLLs torch's and Triton's DLLs load (windows-msvc-runtime-old).
+    vc_runtime: List[RuntimeDll] = field(default_factory=list)
+    #: The MSVC linker version that built torch's and Triton's own DLLs, read from their PE headers:
+    #: "torch/lib/c10.dll" -> "14.42". The runtime they load must be at least that release.
+    msvc_built: Dict[str, str] = field(default_factory=dict)
     notes: List[str] = fact(default_factory=list, key=False)
 
 
