@@ -231,7 +231,8 @@ def probe(live: bool, fmt: str, python: Optional[str], output: Optional[Path]) -
 @option("--only", multiple=True, metavar="ID[,ID...]", help="Check only these issues (ids, aliases or refs).")
 @option("--skip", multiple=True, metavar="ID[,ID...]", help="Leave these issues out.")
 @option("--static", is_flag=True, default=False,
-        help="No canaries: versions, files and symbols only (what a docker build with no GPU can do).")
+        help="No canaries on this machine's devices: versions, files and symbols only (what a docker "
+             "build with no GPU can do); --gpu targets are still compiled for.")
 @option("--deep", is_flag=True, default=False, help="Also run the slow canaries (minutes).")
 @option("--timeout", type=Positive(float), default=None, help="Per-canary timeout in seconds.")
 @option("--jobs", "-j", type=Positive(int), default=None,
@@ -253,17 +254,23 @@ def probe(live: bool, fmt: str, python: Optional[str], output: Optional[Path]) -
         help="Under torchrun: every rank checks its own devices, rank 0 prints one fleet matrix.")
 @option("--artifact", "artifacts", multiple=True, metavar="PATH",
         help="Also check that this .pt2 package, cache blob or cache directory loads here (repeatable).")
+@option("--gpu", multiple=True, metavar="sm_XX|gfxNNN",
+        help="Also a GPU that is not here (repeatable): a column each, earned by compiling the canary "
+             "kernels for it with this Triton and its assembler (even with --static; nothing is run on it).")
+@option("--driver", metavar="VERSION", default=None,
+        help="With --gpu: the NVIDIA driver those GPUs will have, e.g. 570.86.15.")
 def check(fmt: str, only: Sequence[str], skip: Sequence[str], static: bool, deep: bool,
           timeout: Optional[float], jobs: Optional[int], fail_on: str, fail_on_warnings: bool,
           python: Optional[str], no_cache: bool, output: Optional[Path], suppress: Sequence[str],
           config: Optional[Path], redact: Optional[bool], show_all: bool, quiet: bool,
-          distributed: bool, artifacts: Sequence[str]) -> int:
+          distributed: bool, artifacts: Sequence[str], gpu: Sequence[str], driver: Optional[str]) -> int:
     """Probe, then check every known issue (static rules and canaries) on every device: the matrix."""
     from inductor_doctor.commands.check import CheckRequest
 
     request = CheckRequest(python=python, static=static, deep=deep, timeout_s=timeout, jobs=jobs,
                            only=split_ids(only), skip=split_ids(skip), use_cache=not no_cache,
-                           suppress=split_ids(suppress), config=config, artifacts=list(artifacts))
+                           suppress=split_ids(suppress), config=config, artifacts=list(artifacts),
+                           gpus=list(gpu), driver=driver)
     policy: Policy = (FailOn(fail_on), fail_on_warnings)
     if distributed:
         from inductor_doctor.commands.distributed import run_rank

@@ -248,11 +248,11 @@ def run_json(args: List[str], **kw) -> dict:
     return json.loads(proc.stdout)
 
 
-def venv_python(name: str) -> str:
+def venv_python(name: str, builder: str = "build.sh") -> str:
     """The interpreter of a cached test venv; skip (or fail in CI) when it was not built."""
     py = ENVS / name / "bin" / "python"
     if not (ENVS / name / ".ready").exists():
-        msg = f"test venv {name} missing: run tests/envs/build.sh {name}"
+        msg = f"test venv {name} missing: run tests/envs/{builder} {name}"
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)

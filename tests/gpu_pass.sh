@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One pass of the GPU verification kept in docs/gpu-verification.md, run from the checkout on a GPU
 # host. Every part writes PART.txt under $OUT and one timing line to $OUT/times.txt.
-#   OUT=dir bash tests/gpu_pass.sh [PART ...]    parts: tests check preflight report states suggest bench
-#                                                 atfailure (not in the default pass: minutes of compiles)
+#   OUT=dir bash tests/gpu_pass.sh [PART ...]    parts: tests check preflight report states suggest cross
+#                                                 bench atfailure (not in the default pass: minutes of compiles)
 # Extra wheels (pyelftools, jsonschema, ...) may wait in .whl/; they are installed beside, never into,
 # the interpreter under test. .whl/doctor/ may hold the doctor's own wheel and its dependencies, for
 # the benchmark's new venv on a host with no package index.
@@ -30,7 +30,7 @@ run_tests() {
   "$PY" -m pytest -q -p no:cacheprovider tests/known_issues/test_rules_gpu.py tests/known_issues/test_rules_environment.py
 }
 
-for p in "${@:-tests check preflight report states suggest}"; do
+for p in "${@:-tests check preflight report states suggest cross}"; do
   for name in $p; do
     case $name in
       tests) part gpu-tests run_tests ;;
@@ -49,6 +49,15 @@ for p in "${@:-tests check preflight report states suggest}"; do
         part suggest doctor plan --suggest
         part suggest-json doctor plan --suggest --format json --output "$OUT/suggest.json"
         part suggest-tests "$PY" -m pytest -q -p no:cacheprovider tests/commands/test_plan_suggest.py -m "not slow" ;;
+      cross)  # this GPU named by --gpu with the GPU hidden (a docker build): the same verdicts as native
+        SM="sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '. ')"
+        DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1 | tr -d ' ')
+        part cross-native doctor check --no-cache -q --format json --output "$OUT/cross-native.json"
+        part cross-target env CUDA_VISIBLE_DEVICES= "$PY" -m inductor_doctor check --static --no-cache -q \
+          --gpu "$SM" --driver "$DRIVER" --format json --output "$OUT/cross-target.json"
+        part cross-target-text env CUDA_VISIBLE_DEVICES= "$PY" -m inductor_doctor check --static -q --gpu "$SM" \
+          --gpu sm_80 --gpu sm_120 --driver "$DRIVER"
+        part cross-tests "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/known_issues/test_on_gpu_cross_target.py ;;
       atfailure)  # run and why on CUDA: Triton kernels through the step-down and the fresh caches
         cat >"$OUT/cuda_ok.py" <<'PYEOF'
 import torch

@@ -38,7 +38,7 @@ _BOILERPLATE = re.compile(
 _COMPILER_ERROR = re.compile(r"(?<![\w])(fatal )?error:")
 
 
-def _telling_line(message: str) -> str:
+def telling_line(message: str) -> str:
     """The line of an error message that names the cause: a compiler's `error:` line if there is
     one (Inductor's CppCompileError puts it mid-message), else the last line that is not a hint."""
     lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
@@ -49,7 +49,7 @@ def _telling_line(message: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _match_signature(issue: KnownIssue, text: str) -> Optional[Tuple[str, str]]:
+def match_signature(issue: KnownIssue, text: str) -> Optional[Tuple[str, str]]:
     """The first exact signature found in `text`: (the matched line, the signature's note)."""
     for sig in issue.signatures:
         if sig.strength != "exact":
@@ -182,7 +182,7 @@ def _classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str
         return Status.NOT_APPLICABLE, str(result.get("message", "a needed module is missing")), ()
     if status == "skip":
         return Status.NOT_APPLICABLE, str(result.get("message", "not applicable here")), ()
-    hit = _match_signature(issue, text)
+    hit = match_signature(issue, text)
     sig = run.signal
     if hit:
         line, note = hit
@@ -192,7 +192,7 @@ def _classify(issue: KnownIssue, run: CanaryRun) -> Tuple[Status, str, Tuple[str
         return Status.AFFECTED, reason, _first_lines(line)
     if status == "error":
         exc = str(result.get("exc_type", "error")).replace("builtins.", "")
-        first = _telling_line(str(result.get("message", "")))
+        first = telling_line(str(result.get("message", "")))
         return (
             Status.INCONCLUSIVE,
             f"canary failed, but not with this issue's signature: {exc}: {first}"[:400],

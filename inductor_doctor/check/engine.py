@@ -2,10 +2,10 @@
 `--artifact`.
 
 Three steps, each its own function: plan (every issue's rule on the facts, and the canary jobs
-that can run here: one `Cell` per issue and device, one `ArtifactCell` per artifact), run (the jobs
-not answered by the canary cache, in parallel, slowest first: one pool, one replay, one cache for
-every cell), and decide (check/verdict.py: the one table of what a rule and a canary together are
-worth).
+that can run here: one `Cell` per issue and device, one `ArtifactCell` per artifact, one `TargetCell`
+per GPU that is not here, `--gpu`), run (the jobs not answered by the canary cache, in parallel,
+slowest first: one pool, one replay, one cache for every cell), and decide (check/verdict.py: the one
+table of what a rule and a canary together are worth).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from inductor_doctor.check.classify import canary_outcome, classify, signal_name
 from inductor_doctor.check.runner import HARNESS, CanaryJob, CanaryRun, ProcessGroups, run_all
 from inductor_doctor.check.verdict import CanaryOutcome, Decision, decide
 from inductor_doctor.core.facts import Facts
+from inductor_doctor.core.gpu_target import GpuTarget
 from inductor_doctor.core.model import (
     Basis,
     DeviceKind,
@@ -59,6 +60,10 @@ class CheckOptions:
     crowded: Optional[Tuple[str, ...]] = ()
     #: Compiled artifacts (`artifact.read_artifact`'s facts) to check against this host: one row each.
     artifacts: Sequence[Any] = ()
+    #: GPUs that are not here, a column each (`--gpu sm_80`): earned by the cross-target canary, which
+    #: runs even with `static` (it needs no device), and judged by each issue's rule on the described GPU.
+    targets: Tuple[GpuTarget, ...] = ()
+    driver: Optional[str] = None  # the NVIDIA driver those GPUs will have (`--driver`), if known
 
 
 @dataclass
@@ -139,6 +144,7 @@ def _finding(issue: KnownIssue, device: str, verdict: Decision, duration_s: floa
         upstream=issue.upstream,
         duration_s=duration_s,
         evidence=verdict.evidence,
+        proved=verdict.proved.value if verdict.proved else None,
     )
 
 
@@ -222,6 +228,78 @@ def artifact_cells(facts: Facts, options: CheckOptions) -> List[ArtifactCell]:
                                                                   options.canary_env)
         not_run = "--static skips canaries" if options.static else f"no {j.device} device here"
         cells.append(ArtifactCell(rid, j, host, here, job, not_run))
+    return cells
+
+
+@dataclass
+class TargetCell:
+    """One GPU that is not here (`--gpu sm_80`): every issue that says how such a GPU is judged (its
+    data file's `[cross]`), each with its rule on the described GPU, and the one cross-target canary
+    that compiles their kernels for it (check/cross.py). One job, many rows: a row per issue, and one
+    for each issue whose signature a compile failure carries (the ROCm linker missing)."""
+
+    target: GpuTarget
+    #: (issue, its rule on the described GPU, why no compile decides it; "" for a row the compile does
+    #: not judge at all: one that needs --driver, without it)
+    rules: List[Tuple[KnownIssue, Optional[RuleOutcome], str]]
+    job: Optional[CanaryJob] = None
+
+    @property
+    def key(self) -> Tuple[str, str]:
+        return "cross", self.target.name
+
+    def store_key(self, store: CanaryStore) -> Optional[str]:
+        assert self.job is not None
+        return store.key(self.job, HARNESS)
+
+    def decisions(self, canary_run: Optional[CanaryRun], interrupted: bool = False,
+                  issues: Sequence[KnownIssue] = ()) -> List[Tuple[KnownIssue, Decision]]:
+        from inductor_doctor.check import cross
+
+        read = cross.read(self.target, canary_run, cross.kernels_of(self.job)) if (
+            canary_run is not None and self.job is not None) else None
+        out: List[Tuple[KnownIssue, Decision]] = []
+        for issue, rule, not_run in self.rules:
+            outcome = cross.outcome(issue, read, issues) if read is not None and not_run else None
+            compiles = self.job is not None and issue.cross is not None and bool(issue.cross.kernels)
+            if outcome is None and compiles and interrupted and not_run:
+                outcome = CanaryOutcome(Status.INCONCLUSIVE, "interrupted before the canary ran")
+            out.append((issue, decide(rule, outcome is not None, outcome, not_run, self.target.name)))
+        if read is not None:
+            have = {i.id for i, _, _ in self.rules}
+            for issue in cross.matched_elsewhere(read, issues):
+                if issue.id not in have:
+                    found = cross.outcome(issue, read, issues)
+                    out.append((issue, decide(None, True, found, "", self.target.name)))
+        return out
+
+    def decision(self, canary_run: Optional[CanaryRun], interrupted: bool = False) -> Decision:
+        """The worst of its rows (what progress shows for the target's canary)."""
+        found = [d for _, d in self.decisions(canary_run, interrupted)]
+        return max(found, key=lambda d: d.status.rank) if found else decide(None, False, None)
+
+
+def target_cells(facts: Facts, issues: Sequence[KnownIssue], options: CheckOptions) -> List[TargetCell]:
+    """A cell per `--gpu`: the issues that judge it, their rules on the described GPU, its canary."""
+    from inductor_doctor.check import cross
+    from inductor_doctor.kb.triton_shared_memory import target_limit
+
+    cells = []
+    for target in options.targets:
+        chosen = [i for i in issues if i.cross is not None and target.backend in i.cross.backends]
+        kernels = cross.kernels_for(chosen, target)
+        job = cross.job(target, options.python, kernels, target_limit(target)[0], options.timeout_s,
+                        options.canary_env) if kernels else None
+        rules: List[Tuple[KnownIssue, Optional[RuleOutcome], str]] = []
+        for issue in chosen:
+            if "driver" in issue.cross.needs and not options.driver:  # type: ignore[union-attr]
+                unnamed = RuleOutcome(Status.NOT_APPLICABLE, "the driver that will load its kernels is not "
+                                      "named: add --driver to judge it", Basis.STATIC)
+                rules.append((issue, unnamed, ""))
+                continue
+            rules.append((issue, cross.rule_for(issue, facts, target, options.driver),
+                          "its rule alone judges a GPU that is not here"))
+        cells.append(TargetCell(target, rules, job))
     return cells
 
 
@@ -317,7 +395,7 @@ def _replayed(job: CanaryJob, stored: Dict[str, object]) -> CanaryRun:
 
 
 Runs = Dict[Tuple[str, str], CanaryRun]
-AnyCell = Union[Cell, ArtifactCell]
+AnyCell = Union[Cell, ArtifactCell, TargetCell]
 
 
 def run(cells: Sequence[AnyCell], options: CheckOptions, progress: Progress,
@@ -377,10 +455,12 @@ def run_checks(
     if find_crowded:
         options = replace(options, crowded=tuple(d for d, _ in nearly_full_gpus(facts)))
     cells = plan(facts, issues, options)
-    runs, interrupted = run(cells, options, progress, groups)
+    targets = target_cells(facts, issues, options)  # side by side with the other canaries
+    runs, interrupted = run([*cells, *targets], options, progress, groups)
     if finish_facts is not None and interrupted is None:
         facts = finish_facts(facts)
         cells = plan(facts, issues, options)
+        targets = target_cells(facts, issues, options)  # the rules on the whole facts; the same jobs
         late = [c for c in cells if c.job is not None and c.key not in runs]
         if late:  # a canary the whole facts allow that the first ones did not
             more, interrupted = run(late, options, progress, groups)
@@ -402,6 +482,13 @@ def run_checks(
             advised[cell.issue.id] = advice(cell.issue, facts)
         found = _finding(cell.issue, cell.device, verdict, r.duration_s if r else 0.0, advised[cell.issue.id])
         findings.append(_applicable(found, installed))
+    for tcell in targets:
+        r = runs.get(tcell.key)
+        for issue, verdict in tcell.decisions(r, interrupted is not None, issues):
+            if issue.id not in advised:
+                advised[issue.id] = advice(issue, facts)
+            found = _finding(issue, tcell.target.name, verdict, r.duration_s if r else 0.0, advised[issue.id])
+            findings.append(_applicable(found, installed))
     findings = _explained_by_others(findings, issues, runs)
     findings += [row.finding(runs.get(row.key), interrupted is not None) for row in rows]
     ran = [r for r in runs.values() if not r.cached]

@@ -62,6 +62,10 @@ class CheckRequest:
     #: Environment changes this check runs under, its probe and its canaries (None unsets): a
     #: workaround `fix` tries. This process's environment is never changed.
     env: Mapping[str, Optional[str]] = field(default_factory=dict)
+    #: GPUs that are not here (`--gpu sm_80`, `--gpu gfx942`): a column each, earned by compiling for them.
+    gpus: Sequence[str] = ()
+    #: The NVIDIA driver those GPUs will have (`--driver`), for the rows that depend on it.
+    driver: Optional[str] = None
 
 
 def select_issues(only: Sequence[str], skip: Sequence[str]) -> List[KnownIssue]:
@@ -112,6 +116,7 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     start = time.monotonic()
     issues = select_issues(request.only, request.skip)
     _artifact_issues_need_an_artifact(request, issues)
+    targets, _ = targets_of(request)  # a bad --gpu or --driver is the user's error, before any probe
     python = resolve_python(request.python)
     suppressions = load_suppressions(request.config, request.suppress)
     if request.devices is not None:
@@ -130,6 +135,8 @@ def run_check(request: CheckRequest, progress: Optional[Progress] = None) -> Rep
     environment = environment_of(facts)
     meta.update(duration_s=round(time.monotonic() - start, 3), probe_duration_s=round(facts.duration_s, 3),
                 static=request.static, cached=False)
+    if targets:  # GPUs that are not here: compiled for, whatever --static says of this machine's
+        meta["targets"] = [t.name for t in targets]
     if result is not None:
         meta.update(jobs=result.jobs, canaries_run=result.canaries_run,
                     canaries_cached=result.canaries_cached, cached=result.canaries_cached > 0)
@@ -167,6 +174,16 @@ def _artifact_issues_need_an_artifact(request: CheckRequest, issues: Sequence[Kn
     artifact_issues = all(i.judge_artifact is not None for i in issues)
     if request.only and not request.artifacts and issues and artifact_issues:
         raise UsageError(f"{', '.join(i.id for i in issues)} {NO_ARTIFACT}")
+
+
+def targets_of(request: CheckRequest) -> Tuple[Tuple[Any, ...], Optional[str]]:
+    """(the --gpu targets, the --driver) as the check uses them; a usage error for a bad one."""
+    from inductor_doctor.core.gpu_target import parse_targets
+    from inductor_doctor.plan.resolve import parse_driver
+
+    if request.driver and not request.gpus:
+        raise UsageError("--driver describes the GPUs named by --gpu: add --gpu sm_XX")
+    return tuple(parse_targets(request.gpus)), parse_driver(request.driver)
 
 
 def _notices(findings: Sequence[Finding], issues: Sequence[KnownIssue]) -> List[str]:
@@ -216,12 +233,13 @@ def _examine(
         late = finish if share is not None else (live.finish if live is not None else None)
 
         progress.phase("checking")
-        jobs = request.jobs or default_jobs(len(facts.gpus))
-        store = CanaryStore(not request.static, facts, reuse=request.use_cache)
+        targets, driver = targets_of(request)
+        jobs = request.jobs or default_jobs(len(facts.gpus) + len(targets))
+        store = CanaryStore(not request.static or bool(targets), facts, reuse=request.use_cache)
         options = CheckOptions(python=python, static=request.static, deep=request.deep,
                                timeout_s=request.timeout_s, jobs=jobs, store=store,
                                canary_env=machine_env(facts), base_env=environ,
-                               crowded=None, artifacts=artifacts)
+                               crowded=None, artifacts=artifacts, targets=targets, driver=driver)
         result = run_checks(facts, issues, options, progress, finish_facts=late)
         findings = result.findings if share is None else share.findings(result.findings)
         return result.facts or facts, result, findings

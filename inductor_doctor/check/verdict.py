@@ -14,7 +14,12 @@ it could exercise the whole failure path or only part of it). The principles:
 * a canary that exercised only part of the path (imports only, no GPU to compile on) never turns a
   prediction into `ok`;
 * a canary that failed otherwise, or could not run, leaves a prediction standing, else it is
-  `inconclusive` with the reason — "could not check" is never `ok`.
+  `inconclusive` with the reason — "could not check" is never `ok`;
+* every verdict a canary made says how far that canary got (`Decision.proved`, `Proof`): it `ran` on
+  the device, or it only `compiled` for it (the cross-target canary, for a GPU that is not here:
+  `check --gpu sm_80`). A compile that reproduced the failure is as good as a run (the compiler
+  fails the same way on the GPU); a clean compile is "compiled for sm_80", and its `ok` says that
+  loading and launching stay unproven.
 
 `tests/verdicts/test_verdict_table.py` spells out every row.
 """
@@ -24,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.core.model import Basis, Proof, RuleOutcome, Status
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,9 @@ class CanaryOutcome:
     #: What the canary made the stack do (graphs, kernels, on which device); None: nothing shows that
     #: the path under test ran, and a clean run is then no `ok`.
     proof: Optional[str] = None
+    #: How far it could go on the device: the whole path ran there, or (a GPU that is not here) its
+    #: kernels were only compiled for it.
+    reach: Proof = Proof.RAN
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,12 @@ class Decision:
     basis: Basis
     reason: str
     evidence: Tuple[str, ...] = ()
+    #: How far the canary behind a canary verdict got (None: no canary decided it).
+    proved: Optional[Proof] = None
+
+
+#: What a clean compile for a GPU that is not here leaves unproven, said on every such `ok`.
+UNPROVEN = "loading and launching on the GPU unproven"
 
 
 def predicted(rule: RuleOutcome) -> Tuple[Status, Basis]:
@@ -74,6 +88,22 @@ def decide(
     kinds: str = "",
 ) -> Decision:
     """The verdict for one issue on one device. `not_run` says why no canary ran, where none did."""
+    decision = _decide(rule, device_present, canary, not_run, kinds)
+    if decision.basis is not Basis.CANARY or canary is None:
+        return decision
+    reason = decision.reason
+    if canary.reach is Proof.COMPILED and decision.status is Status.OK and UNPROVEN not in reason:
+        reason = f"{reason}; {UNPROVEN}"
+    return Decision(decision.status, decision.basis, reason, decision.evidence, canary.reach)
+
+
+def _decide(
+    rule: Optional[RuleOutcome],
+    device_present: bool,
+    canary: Optional[CanaryOutcome],
+    not_run: str,
+    kinds: str,
+) -> Decision:
     if not device_present or canary is None:
         if rule is None:
             if not device_present:
@@ -94,7 +124,7 @@ def decide(
         return Decision(Status.AFFECTED, Basis.CANARY, canary.reason, canary.evidence)
 
     if canary.status is Status.OK and not canary.partial and canary.proof is None:
-        canary = CanaryOutcome(Status.INCONCLUSIVE, canary.reason, canary.evidence)
+        canary = CanaryOutcome(Status.INCONCLUSIVE, canary.reason, canary.evidence, reach=canary.reach)
 
     if canary.status is Status.OK and not canary.partial:
         if _conclusive_affected(rule):

@@ -8,7 +8,10 @@ component the plan does not contain is `not-applicable`. By default an issue is 
 `affected` specifiers; an issue that also depends on the compiler, flags, GPU, driver or Python
 sets a `predict` hook that reads a `PlanInput`.
 
-This module imports nothing heavy and runs nothing: no torch, no compiler, no network.
+This module imports nothing heavy and runs nothing (no torch, no compiler, no network), but for one
+case: with `--gpu`, when the Triton installed here is the one the plan pins, the rows a compile decides
+are earned by compiling the canary kernels for that GPU with it (`check/cross.py`, about two seconds);
+otherwise they stay predictions, and the plan says so.
 """
 
 
@@ -27,6 +30,7 @@ from inductor_doctor.core.model import (
 )
 from inductor_doctor.core.plan_input import PlanInput, PlannedPackage
 from inductor_doctor.core.releases import RELEASES_AS_OF
+from inductor_doctor.plan.compiled import compiled_here
 from inductor_doctor.plan.predict import cpu_only_rules_out, predict_issue  # noqa: F401 - re-exported
 from inductor_doctor.plan.resolve import PlanRequest, build_input
 
@@ -177,6 +181,7 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanR
         from inductor_doctor.check.artifacts import plan_artifacts
 
         findings.extend(plan_artifacts(request.artifacts, planned_host(inp)))
+    findings, compiled = compiled_here(inp, findings, list(reg))  # plan --gpu with the planned Triton
     findings.sort(key=lambda f: (-f.status.rank, f.id, f.device))
     predicted = [
         f.id
@@ -190,6 +195,8 @@ def run_plan(request: PlanRequest, registry: Optional[Registry] = None) -> PlanR
         "releases_as_of": RELEASES_AS_OF,
     }
     unknown = unknown_releases(inp)
+    if compiled:
+        meta["gpu_compile"] = compiled
     if unknown:
         meta["notices"] = unknown
     return PlanReport(

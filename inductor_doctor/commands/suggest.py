@@ -127,12 +127,17 @@ def run_suggest(request: SuggestRequest) -> Suggestion:
     if machine.gpus and not machine.driver:
         doc.notes.append("no driver known: the CUDA release each build needs was not judged (pass --driver)")
     if request.verify:
-        doc.verify = verify(solution, keep=request.keep)
+        described = [f"sm_{g}" for g in machine.gpus] if machine.source == "the options given" else []
+        doc.verify = verify(solution, keep=request.keep, gpus=described, driver=machine.driver)
     return doc
 
 
-def verify(solution: Solution, keep: bool = False) -> Dict[str, Any]:
-    """Install the suggestion into a scratch venv, run `check` there, and say what it found."""
+def verify(solution: Solution, keep: bool = False, gpus: Sequence[str] = (),
+           driver: Optional[str] = None) -> Dict[str, Any]:
+    """Install the suggestion into a scratch venv, run `check` there, and say what it found. The GPUs
+    the suggestion was asked about that are not here (`--gpu`) are checked as `check --gpu` does: the
+    venv's Triton and its assembler compile the canary kernels for each, so the suggestion is shown to
+    compile there, not only read from a table (loading and launching stay unproven)."""
     from inductor_doctor.scratch.venv import ScratchError, ScratchVenv
 
     if solution.chosen is None:
@@ -151,13 +156,19 @@ def verify(solution: Solution, keep: bool = False) -> Dict[str, Any]:
         if not done.ok:
             out.update(ok=False, reason=f"pip install failed: {done.why()}")
             return out
-        run = venv.check()
+        args = [a for g in gpus for a in ("--gpu", g)] + (["--driver", driver] if gpus and driver else [])
+        run = venv.check(args)
         if run.document is None:
             out.update(ok=False, reason=f"check did not report: {run.error}")
             return out
         bad = [r for r in run.document.get("results", [])
                if r.get("status") in ("affected", "likely") and r.get("severity", "error") == "error"]
         installed = (run.document.get("environment", {}).get("torch") or {}).get("version")
+        compiled = [f"{r['id']} on {r['device']}: {r['status']}: {r['reason']}"
+                    for r in run.document.get("results", []) if r.get("device") in gpus
+                    and r.get("proved") == "compiled" and r.get("status") != "not-applicable"]
+        if gpus:
+            out["gpus"] = {"checked": list(gpus), "compiled": compiled}
         out.update(ok=not bad, torch=installed, summary=run.document.get("summary"),
                    findings=[f"{r['id']} on {r['device']}: {r['status']}: {r['reason']}" for r in bad],
                    reason=(f"check in the scratch venv: torch {installed}, nothing affected" if not bad

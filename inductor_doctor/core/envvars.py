@@ -55,6 +55,9 @@ DOCTOR_OWN = {
     "WHY_MARK": "where a `why` run counts its torch.compile calls (target/why_site.py)",
     "ARTIFACT_PATH": "the artifact the artifact_load canary loads (check --artifact)",
     "ARTIFACT_KIND": "what that artifact is: pt2, cache-blob or cache-dir",
+    "XTARGET": "the GPU the cross-target canary compiles for, as Triton names it (check --gpu)",
+    "XTARGET_KERNELS": "the cross-target canary's kernels to compile",
+    "XTARGET_SMEM": "that GPU's shared memory per block, which the canary holds its kernels to",
 }
 _SECRET = re.compile(r"TOKEN|SECRET|PASSW|KEY|CREDENTIAL|AUTH", re.IGNORECASE)
 

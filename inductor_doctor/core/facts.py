@@ -313,12 +313,30 @@ class ShmInfo:
 
 
 @dataclass
+class AutotuneCacheInfo:
+    """Autotune results replayed from disk, and the GPUs the Triton cache beside them was compiled for
+    (triton-shared-memory): a table chosen on an H100 and replayed on an RTX 4090 asks for more shared
+    memory per block than the 4090 has. Triton's own disk cache of autotuning (3.4+, `*.autotune.json`)
+    is keyed by the GPU and never replays elsewhere; a table that is not (DeepSpeed's Triton matmul:
+    `<TRITON_CACHE_DIR or ~/.triton/autotune>/*.pickle`) does."""
+
+    #: Tables not keyed by the GPU, by path.
+    tables: List[str] = field(default_factory=list)
+    #: The compiled kernels of Triton's cache, by target ("cuda 90", "hip gfx942"): the most shared
+    #: memory one block of them needs there, in bytes.
+    kernels: Dict[str, int] = field(default_factory=dict)
+    complete: bool = True  # False: the time budget ran out before every file was read
+
+
+@dataclass
 class CacheInfo:
     """Inductor's and Triton's code caches, and /dev/shm that its compile workers need (probe/caches.py)."""
 
     dirs: List[CacheDirInfo] = field(default_factory=list)
     notes: List[str] = fact(default_factory=list, key=False)
     shm: Optional[ShmInfo] = None  # None: not probed (not Linux, or facts from an older doctor)
+    #: What is in them of autotuning (None: not probed): never part of a canary's key.
+    autotune: Optional[AutotuneCacheInfo] = fact(None, key=False)
 
 
 @dataclass

@@ -51,6 +51,16 @@ class Basis(str, enum.Enum):
     VERSION = "version"
 
 
+class Proof(str, enum.Enum):
+    """How far a canary got on the device a verdict is about: the whole path `ran` there (compiled,
+    loaded, launched on that GPU), or it was only `compiled` for it (the cross-target canary: a GPU
+    that is not here). A cross-target `ok` is "compiled for sm_80 with ptxas 12.8", never "runs on
+    sm_80": loading and launching stay unproven, and the row says so."""
+
+    RAN = "ran"
+    COMPILED = "compiled"
+
+
 class Severity(str, enum.Enum):
     """`error`: compilation fails or results are wrong. `warning`: a silent degradation."""
 
@@ -227,6 +237,25 @@ class Canary:
 
 
 @dataclass(frozen=True)
+class CrossCanary:
+    """How a GPU that is not here is judged for this issue (`check --gpu sm_80`, `plan --gpu`): by the
+    cross-target canary (`target/cross_compile.py`), which compiles its kernels for that GPU with the
+    Triton and assembler under test, down to the binary, and by the issue's rule on the described GPU.
+
+    `kernels` are the canary's kernels whose compile decides the issue (none: the rule on the
+    described GPU alone, a static row); `partial` when the compile reaches only part of the failure
+    path (the failure is in loading, which only the GPU does), so that a clean compile never makes
+    a prediction `ok`; `backends` the GPU families the issue concerns (`cuda`, `hip`); `needs` what
+    must be described beside the GPU for the issue to be judged at all (`driver`: `--driver`).
+    """
+
+    kernels: Tuple[str, ...] = ()
+    partial: bool = False
+    backends: Tuple[str, ...] = ("cuda",)
+    needs: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RuleOutcome:
     """What a static rule concluded. `device=None` means every device of the issue present here."""
 
@@ -286,6 +315,8 @@ class KnownIssue:
     #: first that says `affected` decides the artifact's row.
     judge_artifact: Optional[ArtifactJudge] = None
     load_order: int = 0
+    #: How a GPU that is not here is judged (`check --gpu`); None: target columns leave it out.
+    cross: Optional[CrossCanary] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -325,9 +356,14 @@ class Finding:
     #: The known issue this row is an instance of, where its id is not one (`check --artifact`'s
     #: rows are `artifact.<file>`): what `explain` takes.
     issue: Optional[str] = None
+    #: How far the canary behind a canary verdict got (`Proof`): "ran" on the device, or only
+    #: "compiled" for it (a GPU that is not here: `check --gpu`); None for a verdict no canary made.
+    proved: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
-        extra = {"issue": self.issue} if self.issue else {}
+        extra: dict[str, Any] = {"issue": self.issue} if self.issue else {}
+        if self.proved:
+            extra["proved"] = self.proved
         return {
             "id": self.id,
             "title": self.title,
@@ -363,6 +399,7 @@ class Finding:
             evidence=tuple(d.get("evidence", [])),
             suppressed=d.get("suppressed"),
             issue=d.get("issue"),
+            proved=d.get("proved"),
         )
 
 

@@ -18,7 +18,15 @@ from functools import reduce
 from types import ModuleType
 from typing import Any, Dict, List, Optional
 
-from inductor_doctor.core.model import Canary, DeviceKind, KnownIssue, Severity, Signature, Workaround
+from inductor_doctor.core.model import (
+    Canary,
+    CrossCanary,
+    DeviceKind,
+    KnownIssue,
+    Severity,
+    Signature,
+    Workaround,
+)
 from inductor_doctor.kb import _issue_files
 
 PACKAGE = "inductor_doctor.kb"
@@ -81,6 +89,7 @@ def build(data: Dict[str, Any], code: Optional[ModuleType] = None) -> KnownIssue
         docs_page=data.get("docs_page"),
         headline=data.get("headline", False),
         load_order=data.get("load_order", 0),
+        cross=_cross(data["cross"]) if "cross" in data else None,
         **hooks,
     )
 
@@ -93,6 +102,11 @@ def _signature(table: Dict[str, Any]) -> Signature:
     if "flags" in fields:  # names of `re` flags; none given: the default, IGNORECASE
         fields["flags"] = reduce(lambda a, b: a | b, (re.RegexFlag[f] for f in fields["flags"]), 0)
     return Signature(**fields)
+
+
+def _cross(table: Dict[str, Any]) -> CrossCanary:
+    return CrossCanary(kernels=tuple(table.get("kernels", ())), partial=bool(table.get("partial", False)),
+                       backends=tuple(table.get("backends", ("cuda",))), needs=tuple(table.get("needs", ())))
 
 
 def _canary(table: Dict[str, Any]) -> Canary:

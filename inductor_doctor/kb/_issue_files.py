@@ -1,13 +1,14 @@
 """The data file of each built-in known issue, `kb/<id_with_underscores>.toml`, read as plain data.
 
 An issue's metadata (id, title, refs, summary, version ranges, error signatures, workarounds, canary
-settings) is data, written once in its data file beside the module that holds its code (`rule`,
-`advise`, `predict`). `list` and `explain` read the data files alone, with neither the issue modules
-nor the vocabulary imported, so that they stay fast; `kb/_builtin.py` builds the `KnownIssue` objects
-every other command uses from the same files. TOML's literal strings ('...') take a regex as it is.
+settings, how a GPU that is not here is judged) is data, written once in its data file beside the
+module that holds its code (`rule`, `advise`, `predict`). `list` and `explain` read the data files
+alone, with neither the issue modules nor the vocabulary imported, so that they stay fast;
+`kb/_builtin.py` builds the `KnownIssue` objects every other command uses from the same files.
+TOML's literal strings ('...') take a regex as it is.
 
 The keys a file may hold are the fields of the vocabulary's types (`KnownIssue`, `Signature`,
-`Workaround`, `Canary`) that are data; a key outside them is an error naming the file, never a
+`Workaround`, `Canary`, `CrossCanary`) that are data; a key outside them is an error naming the file, never a
 silently ignored typo (`tests/house/test_kb.py` keeps these lists and the types in step).
 """
 
@@ -25,7 +26,7 @@ REQUIRED = ("id", "title", "severity", "devices", "upstream", "summary")
 ISSUE_KEYS: Dict[str, type] = {
     "id": str, "title": str, "severity": str, "devices": list, "upstream": list, "summary": str,
     "aliases": list, "affected": dict, "fixed": dict, "headline": bool, "docs_page": str,
-    "signatures": list, "workarounds": list, "canary": dict, "load_order": int,
+    "signatures": list, "workarounds": list, "canary": dict, "load_order": int, "cross": dict,
 }
 SIGNATURE_KEYS: Dict[str, type] = {
     "pattern": str, "strength": str, "note": str, "flags": list, "unless": str, "log_context": list,
@@ -37,6 +38,7 @@ CANARY_KEYS: Dict[str, type] = {
     "script": str, "devices": list, "needs": list, "timeout_s": float, "env": dict, "deep": bool,
     "affected_exit_signals": list,
 }
+CROSS_KEYS: Dict[str, type] = {"kernels": list, "partial": bool, "backends": list, "needs": list}
 #: Where the error's wordings are raised, for `tools/release_audit.py wordings`, which reads them from each
 #: release into `core/_data/wordings.json`: data of the tool's, not of the doctor's (no `KnownIssue` field).
 WORDING_SOURCE_KEYS: Dict[str, type] = {
@@ -82,6 +84,8 @@ def read(path: Path) -> Dict[str, Any]:
             _check(path, f"{key}[{n}].", table, keys, TABLE_REQUIRED[key])
     if "canary" in data:
         _check(path, "canary.", data["canary"], CANARY_KEYS, TABLE_REQUIRED["canary"])
+    if "cross" in data:
+        _check(path, "cross.", data["cross"], CROSS_KEYS, ())
     if module_stem(data["id"]) != path.stem:
         raise IssueFileError(f"{path}: the issue {data['id']!r} belongs in {module_stem(data['id'])}.toml")
     return data

@@ -23,6 +23,7 @@ raises and takes a few milliseconds (a stat per path component and one read of /
 from __future__ import annotations
 
 import getpass
+import json
 import os
 import re
 import struct
@@ -31,7 +32,7 @@ import tempfile
 import time
 from typing import List, Mapping, Optional, Tuple
 
-from inductor_doctor.core.facts import CacheDirInfo, CacheInfo, CacheScan, ShmInfo
+from inductor_doctor.core.facts import AutotuneCacheInfo, CacheDirInfo, CacheInfo, CacheScan, ShmInfo
 from inductor_doctor.probe.step import Step
 
 #: How long the look for truncated objects may take per cache, however large the cache.
@@ -240,6 +241,58 @@ def probe_shm(mounts: List[Tuple[str, str, List[str]]], path: str = SHM) -> ShmI
     return info
 
 
+def autotune_dir(env: Mapping[str, str]) -> str:
+    """Where DeepSpeed's Triton matmul keeps its autotune tables
+    (deepspeed/ops/transformer/inference/triton/matmul_ext.py: `TRITON_CACHE_DIR`, else
+    `~/.triton/autotune`), one pickled `{tuning key: triton.Config}` per kernel, keyed by shapes only."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    return env.get("TRITON_CACHE_DIR") or os.path.join(home, ".triton", "autotune")
+
+
+def _target_of(meta: object) -> Optional[str]:
+    """`cuda 90` / `hip gfx942` from a compiled kernel's metadata (Triton 3.x: `target`)."""
+    target = meta.get("target") if isinstance(meta, dict) else None
+    if isinstance(target, dict) and target.get("backend") and target.get("arch") is not None:
+        return f"{target['backend']} {target['arch']}"
+    return None
+
+
+def scan_autotune(env: Mapping[str, str], budget_s: float = SCAN_BUDGET_S) -> AutotuneCacheInfo:
+    """Autotune tables not keyed by the GPU, and the targets of Triton's cached kernels with the most
+    shared memory each needs there (each kernel's `<name>.json` metadata), within `budget_s`."""
+    out = AutotuneCacheInfo()
+    deadline = time.monotonic() + budget_s
+    tables = autotune_dir(env)
+    try:
+        out.tables = sorted(e.path for e in os.scandir(tables) if e.name.endswith(".pickle") and e.is_file())
+    except OSError:
+        pass
+    root = triton_dir(env)[0]
+    try:
+        groups = list(os.scandir(root))
+    except OSError:
+        return out
+    for group in groups:
+        if time.monotonic() > deadline:
+            out.complete = False
+            break
+        try:
+            names = [e for e in os.scandir(group.path) if e.name.endswith(".json") and not e.name.startswith(
+                "__grp__") and not e.name.endswith(".autotune.json") and e.stat().st_size < 65536]
+        except OSError:
+            continue
+        for entry in names:
+            try:
+                with open(entry.path, encoding="utf-8") as f:
+                    meta = json.load(f)
+            except (OSError, ValueError):
+                continue
+            target, shared = _target_of(meta), meta.get("shared") if isinstance(meta, dict) else None
+            if target and isinstance(shared, int):
+                out.kernels[target] = max(shared, out.kernels.get(target, 0))
+    return out
+
+
 def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MOUNTS) -> CacheInfo:
     """Inductor's and Triton's cache directories as the target process would pick them, and
     /dev/shm (Linux only: elsewhere POSIX semaphores do not live in files)."""
@@ -255,6 +308,7 @@ def gather_caches(env: Optional[Mapping[str, str]] = None, mounts_file: str = MO
         info.dirs.append(found)
     if sys.platform.startswith("linux"):
         info.shm = probe_shm(mounts)
+    info.autotune = scan_autotune(env)
     return info
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping
 
-from inductor_doctor.render.check_text import device_order, env_line
+from inductor_doctor.render.check_text import COMPILED, device_order, env_line
 from inductor_doctor.render.style import ORDER, summary_line
 
 ICON = {"affected": "❌", "likely": "⚠️", "inconclusive": "❔", "ok": "✅", "not-applicable": "➖"}
@@ -12,6 +12,8 @@ ICON = {"affected": "❌", "likely": "⚠️", "inconclusive": "❔", "ok": "✅
 
 def _cell(r: Mapping[str, Any]) -> str:
     text = f"{ICON.get(r['status'], '')} {r['status']}"
+    if r.get("proved") == "compiled" and r["status"] != "not-applicable":
+        text += COMPILED  # compiled for a GPU that is not here, never run there
     return text + " (suppressed)" if r.get("suppressed") else text
 
 
@@ -57,6 +59,10 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
             out.append(f"- {_esc(w['text'])}" + (f": `{w['command']}`" if w.get("command") else ""))
         if r.get("upstream"):
             out.append(f"- upstream: {', '.join(r['upstream'])}")
+        out.append("")
+    if any(r.get("proved") == "compiled" and r["status"] != "not-applicable" for r in results):
+        out.append(f"{COMPILED} compiled for that GPU here (no such GPU here): loading and launching there "
+                   "unproven")
         out.append("")
     out.append(f"**Summary:** {summary_line(data.get('summary', {}))}")
     return "\n".join(out) + "\n"

@@ -38,6 +38,11 @@ def render(data: Mapping[str, Any], **_: Any) -> str:
     if v:
         lines += ["", f"Verified in a scratch venv: {'ok' if v.get('ok') else 'FAILED'}: {v.get('reason')}"]
         lines += [f"    {f}" for f in v.get("findings") or []]
+        gpus = v.get("gpus") or {}
+        if gpus.get("checked"):
+            lines.append(f"    compiled there for {', '.join(gpus['checked'])} (its Triton and assembler; "
+                         "loading and launching unproven):")
+            lines += [f"      {c}" for c in gpus.get("compiled") or []] or ["      nothing compiled"]
         if v.get("venv"):
             lines.append(f"    kept: {v['venv']}")
     for note in data.get("notes") or []:

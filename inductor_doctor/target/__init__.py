@@ -9,6 +9,7 @@ after a marker. They need only the standard library (3.8 syntax) plus, for canar
 - `sys_path.py`: the target's import path, for the canary cache key;
 - `harness.py`: runs one canary script and reports its outcome;
 - `gather.py`: the `check --distributed` helper that exchanges reports over torch.distributed;
+- `cross_compile.py`: the cross-target canary, the canary kernels compiled for a GPU that is not here;
 - `canaries/`: the upstream reproducers, one per known issue that needs one; copyable as they are.
 """
 

@@ -11,11 +11,15 @@ machine cannot have replaced, and nothing else:
   * the requirements' CUDA index line goes, and pip takes torch from the wheelhouse (a CPU build of
     the pinned release, mounted into the build) and anything else from the registry it reaches
     through this host's CA bundle (copied into the image, PIP_CERT).
-Three builds: the recipe as it is passes its three gates; a known-bad pin stops the build at gate 1
-(`plan`), before the heavy install; an image without a compiler passes gate 1 and the install, and
-stops at gate 2 (`check --static --fail-on likely`). Each failing step's one line from the doctor
-and podman's line naming the step are asserted in the build log, and a passing image's entrypoint
-runs gate 3 (the full check) on the CPU. The GPU part of gate 3 needs a GPU host: not here.
+Four builds: the recipe as it is passes its three gates (gate 2 compiles the canary kernels for the
+fleet's GPUs, sm_80 and sm_90, with the image's Triton 3.7.1 and its ptxas); a known-bad pin stops the
+build at gate 1 (`plan`), before the heavy install; an image without a compiler passes gate 1 and the
+install, and stops at gate 2 (`check --static --fail-on likely`); an image for an RTX 50xx fleet
+(`--gpu sm_120`) whose Triton is pointed at a CUDA 12.4 ptxas (TRITON_PTXAS_BLACKWELL_PATH, as a
+base image's toolkit is) stops at gate 2 with the row that says ptxas 12.4 refuses sm_120. Each
+failing step's one line from the doctor and podman's line naming the step are asserted in the build
+log, and a passing image's entrypoint runs gate 3 (the full check) on the CPU. The GPU part of gate 3
+needs a GPU host: not here.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, List
+from typing import Iterator, List, Sequence
 
 import pytest
 from conftest import ENVS, REPO
@@ -102,10 +106,25 @@ def _requirements(pins: List[str]) -> str:
     return "\n".join([*pins, *lines]) + "\n" if pins else "\n".join(lines) + "\n"
 
 
-def _containerfile(wheel_name: str, base: str, compiler: bool) -> str:
-    """The page's Dockerfile, with only what this machine cannot have replaced (module docstring)."""
+#: The gate that compiles for the fleet's GPUs, and the GPUs the page names there.
+GATE2 = "inductor-doctor check --static --fail-on likely"
+FLEET = re.compile(r"(?: --gpu \S+)+")
+#: What an image's CUDA 12.4 toolkit gives a Triton pointed at it: its ptxas (the pip wheel of it).
+OLD_PTXAS = ["RUN pip install nvidia-cuda-nvcc-cu12==12.4.131",
+             "ENV TRITON_PTXAS_BLACKWELL_PATH="
+             "/opt/venv/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/ptxas"]
+
+
+def _containerfile(wheel_name: str, base: str, compiler: bool, fleet: str = "",
+                   before_gate2: Sequence[str] = ()) -> str:
+    """The page's Dockerfile, with only what this machine cannot have replaced (module docstring);
+    `fleet` replaces the GPUs gate 2 compiles for, `before_gate2` adds lines just before it."""
     out: List[str] = []
     for instruction, args in RECIPE.dockerfile:
+        if instruction == "RUN" and args.startswith(GATE2):
+            out += list(before_gate2)
+            if fleet:
+                args = FLEET.sub(f" {fleet}", args, count=1)
         if instruction == "FROM":
             out += [f"FROM {base}",
                     "COPY ca-certificates.crt /etc/indoc-test/ca-certificates.crt",
@@ -123,7 +142,7 @@ def _containerfile(wheel_name: str, base: str, compiler: bool) -> str:
 
 
 def _build(tmp_path: Path, wheel: Path, tag: str, requirements: str, base: str = BASE,
-           compiler: bool = True) -> Build:
+           compiler: bool = True, fleet: str = "", before_gate2: Sequence[str] = ()) -> Build:
     ctx = tmp_path / "context"
     ctx.mkdir()
     shutil.copy(wheel, ctx / wheel.name)
@@ -135,7 +154,7 @@ def _build(tmp_path: Path, wheel: Path, tag: str, requirements: str, base: str =
     entry = ctx / "docker-entrypoint.sh"
     entry.write_text(RECIPE.files["docker-entrypoint.sh"])
     entry.chmod(0o755)
-    (ctx / "Containerfile").write_text(_containerfile(wheel.name, base, compiler))
+    (ctx / "Containerfile").write_text(_containerfile(wheel.name, base, compiler, fleet, before_gate2))
     full = f"localhost/indoc-test-recipe:{tag}"
     start = time.monotonic()
     proc = subprocess.run(
@@ -164,7 +183,27 @@ def test_the_recipe_builds_through_its_three_gates(passing: Build):
     for gate in ("inductor-doctor plan -r requirements.txt", "pip install -r requirements.txt",
                  "inductor-doctor check --static --fail-on likely"):
         assert _ran(passing, gate), f"{gate} did not run:\n{passing.log[-3000:]}"
-    assert re.search(r"^0 affected, 0 likely, \d+ inconclusive", passing.log, re.M), passing.log[-3000:]
+    assert re.search(r"^\d+ affected, 0 likely, \d+ inconclusive", passing.log, re.M), passing.log[-3000:]
+
+
+def test_gate_2_compiled_the_canary_kernels_for_the_fleets_gpus(passing: Build):
+    """In the build, with no GPU: the image's Triton and ptxas compiled for sm_80 and sm_90; each such
+    row says it was compiled, not run, and an A100's missing fp8 is a warning, not the build's end."""
+    assert passing.returncode == 0
+    code = "import json; print(json.dumps(json.load(open('/app/inductor-doctor-build.json'))['results']))"
+    proc = _podman("run", "--rm", "--network=host", "--entrypoint", "/opt/venv/bin/python", passing.tag,
+                   "-c", code, timeout=300, check=True)
+    rows = {(r["id"], r["device"]): r for r in json.loads(proc.stdout.strip().splitlines()[-1])}
+    for gpu in ("sm_80", "sm_90"):
+        row = rows[("ptxas-unsupported-arch", gpu)]
+        assert (row["status"], row.get("proved")) == ("ok", "compiled"), row
+        assert "with triton 3.7.1 and ptxas 12.8" in row["reason"], row
+        assert row["reason"].endswith("loading and launching on the GPU unproven")
+    fp8 = rows[("gpu-dtype-unsupported", "sm_80")]
+    assert (fp8["status"], fp8["severity"], fp8.get("proved")) == ("affected", "warning", "compiled"), fp8
+    assert rows[("gpu-dtype-unsupported", "sm_90")]["status"] == "ok"
+    affected = [r for r in rows.values() if r["status"] == "affected"]
+    assert all(r["severity"] == "warning" for r in affected), affected
 
 
 def test_the_image_has_the_pinned_cpu_torch_and_keeps_the_gate_report(passing: Build):
@@ -178,7 +217,7 @@ def test_the_image_has_the_pinned_cpu_torch_and_keeps_the_gate_report(passing: B
     pins = re.findall(r"^torch==(\S+)", RECIPE.files["requirements.txt"], re.M)
     assert torch == f"{pins[0]}+cpu", f"the image has torch {torch}: the wheelhouse was not used"
     assert doctor == "0.1.0"
-    assert summary["affected"] == 0 and summary["likely"] == 0, summary
+    assert summary["likely"] == 0, summary  # affected: the warnings of gate 2's GPUs (test above)
 
 
 @pytest.mark.slow
@@ -225,7 +264,24 @@ def test_an_image_without_a_compiler_stops_the_build_at_the_static_gate(passing:
     assert failed.startswith("RUN inductor-doctor check --static --fail-on likely"), build.log[-3000:]
     doctor_lines = [ln for ln in build.log.splitlines() if ln.startswith("inductor-doctor: ")]
     assert len(doctor_lines) == 1, doctor_lines
-    assert "1 affected: cxx-compiler-missing on cpu" in doctor_lines[0]
+    # the gate's cause first; the A100's missing fp8 is a warning of gate 2's GPUs, said but not failing
+    assert "2 affected: cxx-compiler-missing on cpu, gpu-dtype-unsupported on sm_80" in doctor_lines[0]
     assert doctor_lines[0].endswith("the report is in inductor-doctor-build.json")
     assert "exit status 1" in build.log
 
+
+
+def test_an_image_whose_ptxas_is_too_old_for_its_gpus_stops_at_the_static_gate(passing: Build, wheel: Path,
+                                                                              tmp_path):
+    """A fleet of RTX 50xx (sm_120) and an image whose Triton runs its base image's CUDA 12.4 ptxas for
+    them: gate 1 cannot know (the plan has no ptxas), the install runs, and gate 2's compile for sm_120
+    fails in that ptxas. The build stops there, with the row that says so and the compiler's words."""
+    build = _build(tmp_path, wheel, "old-ptxas", _requirements([]), fleet="--gpu sm_120",
+                   before_gate2=OLD_PTXAS)
+    assert build.returncode != 0, build.log[-3000:]
+    assert _ran(build, "inductor-doctor plan -r requirements.txt")
+    assert _ran(build, "pip install -r requirements.txt")
+    assert build.step_error().startswith(f"RUN {GATE2} --gpu sm_120"), build.log[-3000:]
+    doctor_lines = [ln for ln in build.log.splitlines() if ln.startswith("inductor-doctor: ")]
+    assert len(doctor_lines) == 1 and "ptxas-unsupported-arch on sm_120" in doctor_lines[0], doctor_lines
+    assert "exit status 1" in build.log

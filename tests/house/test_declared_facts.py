@@ -17,8 +17,8 @@ from inductor_doctor.schemas import load, validate
 
 
 def test_the_canary_key_leaves_out_what_the_facts_declare_volatile():
-    assert VOLATILE == {"duration_s", "notes", "live", "cached", "cache_scan", "free_bytes", "free_inodes",
-                        "memory_free_mib", "memory_used_mib"}
+    assert VOLATILE == {"duration_s", "notes", "live", "cached", "cache_scan", "autotune", "free_bytes",
+                        "free_inodes", "memory_free_mib", "memory_used_mib"}
     facts = Facts(python=PythonInfo(executable="/p", version="3.11.7", notes=["n"]))
     facts.cuda.gpus = [GPUInfo(index=0, name="H100", memory_free_mib=5, memory_mib=80)]
     stable = stable_facts(facts.to_dict())

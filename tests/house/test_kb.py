@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from inductor_doctor.core import model
 from inductor_doctor.core.model import Canary, DeviceKind, KnownIssue, Severity, Signature, Workaround
 from inductor_doctor.kb import (
     DuplicateIssueError,
@@ -125,6 +126,7 @@ def test_every_issue_module_has_its_data_file():
 @pytest.mark.parametrize("kind,keys", [
     (KnownIssue, _issue_files.ISSUE_KEYS), (Signature, _issue_files.SIGNATURE_KEYS),
     (Workaround, _issue_files.WORKAROUND_KEYS), (Canary, _issue_files.CANARY_KEYS),
+    (model.CrossCanary, _issue_files.CROSS_KEYS),
 ], ids=lambda x: getattr(x, "__name__", ""))
 def test_a_data_file_may_hold_every_field_that_is_data(kind, keys):
     """The keys a data file may hold are the type's fields, less its code (rule, advise, predict,

@@ -9,8 +9,8 @@ from typing import Dict, Optional, Tuple
 
 import pytest
 
-from inductor_doctor.check.verdict import CanaryOutcome, decide
-from inductor_doctor.core.model import Basis, RuleOutcome, Status
+from inductor_doctor.check.verdict import UNPROVEN, CanaryOutcome, decide
+from inductor_doctor.core.model import Basis, Proof, RuleOutcome, Status
 
 A, L, I, O, N = Status.AFFECTED, Status.LIKELY, Status.INCONCLUSIVE, Status.OK, Status.NOT_APPLICABLE  # noqa: E741
 
@@ -33,6 +33,14 @@ CANARIES: Dict[str, Optional[CanaryOutcome]] = {
     "ok/partial": CanaryOutcome(O, "imports only (no GPU to compile on)", partial=True),
     "inconclusive": CanaryOutcome(I, "canary timed out after 2s"),
     "not-applicable": CanaryOutcome(N, "triton is not installed"),
+    # The cross-target canary, for a GPU that is not here (check --gpu sm_80): compiled, never run.
+    "affected/compiled": CanaryOutcome(A, "compiling fp8e4nv for sm_80 failed: type fp8e4nv not supported",
+                                       reach=Proof.COMPILED),
+    "ok/compiled": CanaryOutcome(O, "compiled for sm_80 with ptxas 12.9", proof="3 cubins for sm_80",
+                                 reach=Proof.COMPILED),
+    "ok/compiled/partial": CanaryOutcome(O, "compiled for sm_90 with ptxas-blackwell 13.4", partial=True,
+                                         proof="1 cubin for sm_90", reach=Proof.COMPILED),
+    "inconclusive/compiled": CanaryOutcome(I, "the compiler aborted: Assertion failed", reach=Proof.COMPILED),
 }
 ORDER = list(RULES)
 
@@ -46,6 +54,11 @@ PRESENT: Dict[str, Tuple[Status, ...]] = {
     "ok/partial":     (O,   A,   L,   L,   O,  O,  I,   N),
     "inconclusive":   (I,   A,   L,   L,   I,  I,  I,   I),
     "not-applicable": (N,   A,   L,   L,   O,  O,  I,   N),
+    # compiled for the target, not run there: the same statuses as a run; `proved` says the difference
+    "affected/compiled":     (A, A, A, A, A, A, A, A),
+    "ok/compiled":           (O, I, O, O, O, O, O, O),
+    "ok/compiled/partial":   (O, A, L, L, O, O, I, N),
+    "inconclusive/compiled": (I, A, L, L, I, I, I, I),
 }  # fmt: skip
 #: No device of the issue's kind here: no canary can run; the rule's prediction is all there is.
 ABSENT: Tuple[Status, ...] = (N, A, L, L, O, O, I, N)
@@ -92,7 +105,7 @@ def test_could_not_check_is_never_ok():
     for rule, present, canary, _ in CASES:
         verdict = decide(RULES[rule], present, CANARIES[canary])
         decided_by_someone = (RULES[rule] is not None and RULES[rule].status is Status.OK) or canary in (
-            "ok", "ok/partial")
+            "ok", "ok/partial", "ok/compiled", "ok/compiled/partial")
         assert verdict.status is not Status.OK or decided_by_someone, (rule, present, canary)
 
 
@@ -107,3 +120,23 @@ def test_a_reproduced_failure_names_the_cause_the_rule_read_first():
     both = decide(same, True, CANARIES["affected"]).reason
     assert both == "CXX=x is not found (NameError); the canary reproduced it"
     assert decide(RULES["ok/static"], True, CANARIES["affected"]).reason == "canary reproduced it: NameError"
+
+
+def test_every_canary_verdict_says_how_far_its_canary_got():
+    """One distinction for every row: a verdict a canary made is `ran` (on the device) or `compiled`
+    (for a GPU that is not here); a verdict no canary made has none. A clean compile's `ok` says that
+    loading and launching stay unproven; a compile that reproduced the failure needs no caveat."""
+    for rule, present, canary, _ in CASES:
+        verdict = decide(RULES[rule], present, CANARIES[canary])
+        if verdict.basis is not Basis.CANARY:
+            assert verdict.proved is None, (rule, canary)
+            continue
+        expected = CANARIES[canary].reach  # type: ignore[union-attr]
+        assert verdict.proved is expected, (rule, canary)
+        if expected is Proof.COMPILED and verdict.status is Status.OK:
+            assert verdict.reason.endswith(UNPROVEN), (rule, canary, verdict.reason)
+        else:
+            assert UNPROVEN not in verdict.reason, (rule, canary, verdict.reason)
+    compiled_ok = decide(None, True, CANARIES["ok/compiled"])
+    assert compiled_ok.reason == f"compiled for sm_80 with ptxas 12.9; {UNPROVEN}"
+    assert decide(None, True, CANARIES["ok"]).proved is Proof.RAN
