@@ -34,7 +34,7 @@ state() {
 import json, sys
 report = json.load(sys.stdin)
 rows = [r for r in report["results"] if r["status"] != "not-applicable"
-        and (r["device"].startswith("cuda") or r["id"] == "cuda-toolkit-missing")]
+        and (r["device"].startswith("cuda") or r["id"] in ("cuda-toolkit-missing", "nvcc-too-old-for-arch"))]
 for r in sorted(rows, key=lambda r: (r["device"], r["id"])):
     print("    %-10s %-28s %-13s %s" % (r["device"], r["id"], r["status"], r["reason"][:150]))
 for lib in (report.get("environment", {}).get("cuda") or {}).get("libs") or []:
@@ -88,6 +88,20 @@ catalog_gpu_states() {
       unshare --mount sh -c 'mount -t tmpfs tmpfs /usr/local && exec "$@"' sh
   fi
   rm -rf "$nonvcc"
+}
+
+# --- nvcc-too-old-for-arch: the host's nvcc against its GPU and the arch lists asked ------------------
+nvcc_arch_gpu_states() {
+  local nvcc oldest
+  nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+  [ -n "$nvcc" ] || { echo "    (no nvcc here: nvcc-too-old-for-arch is not-applicable)"; return; }
+  echo "    nvcc: $nvcc ($("$nvcc" --version | grep -o 'release [0-9.]*')): $("$nvcc" --list-gpu-arch | tr '\n' ' ')"
+  echo "    GPUs: $(nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null | tr '\n' ';')"
+  oldest=$("$nvcc" --list-gpu-arch | head -1 | tr -dc 0-9)
+  state "this nvcc, this GPU" "nvcc-too-old-for-arch ok when the GPU's compute_XX is in nvcc's list above, else affected" \
+    -TORCH_CUDA_ARCH_LIST -FLASHINFER_CUDA_ARCH_LIST
+  state "TORCH_CUDA_ARCH_LIST below nvcc's oldest (compute_$oldest)" "nvcc-too-old-for-arch affected, naming the entry" \
+    "TORCH_CUDA_ARCH_LIST=3.5"
 }
 
 # --- earned verdicts: preflight on devices that are not there; files a static ok names -------------

@@ -149,7 +149,17 @@ class CudaToolkitInfo:
     nvcc: Optional[str] = None  # the nvcc torch runs: CUDA_HOME/bin/nvcc
     nvcc_on_path: Optional[str] = None
     nvcc_version: Optional[str] = None  # "12.4"
+    #: The virtual architectures that nvcc can compile for, as `nvcc --list-gpu-arch` prints them
+    #: ("compute_75", ..., "compute_121"); empty: not read (no nvcc, or one older than the option).
+    nvcc_archs: List[str] = field(default_factory=list)
     cuda_runtime_h: Optional[str] = None  # CUDA_HOME/include/cuda_runtime.h when present
+    #: The CUDA library headers torch's ATen/cuda/CUDAContextLight.h includes (read from the installed
+    #: torch: cusparse.h, cublas_v2.h, cublasLt.h, cusolverDn.h): every CUDA extension built against
+    #: torch compiles them.
+    extension_headers: List[str] = field(default_factory=list)
+    #: Of those, and of the other library headers JIT builds include (curand.h, cufft.h, nvrtc.h), the
+    #: ones CUDA_HOME/include lacks (cuda-toolkit-incomplete).
+    missing_headers: List[str] = field(default_factory=list)
     notes: List[str] = fact(default_factory=list, key=False)
 
 
@@ -525,6 +535,18 @@ class MsvcToolset:
 
 
 @dataclass
+class RuntimeDll:
+    """One DLL of the Visual C++ runtime (msvcp140.dll, vcruntime140.dll...): the copy the loader takes
+    for a Python extension, first in its search order, and its file version (probe/windows.py)."""
+
+    name: str
+    path: Optional[str] = None  # None: no copy anywhere it looks
+    version: Optional[str] = None  # its version resource's file version, "14.29.30133.0"
+    #: The other copies further down the search order, as "path (version)": a newer one there is shadowed.
+    others: List[str] = field(default_factory=list)
+
+
+@dataclass
 class WindowsInfo:
     """What Windows decides for the compile stack, read without running the compiler: the registry's
     long-path switch, the code pages, the MSVC environment a Developer Prompt activates (or not),
@@ -562,6 +584,11 @@ class WindowsInfo:
     #: 51 for `tmp.pid_<pid>_<uuid4>`, 12 for triton-windows 3.5.1's `tmp.<8 characters>`.
     triton_temp_dir: Optional[int] = None
     inductor_cl: Optional[InductorClCommand] = None
+    #: The Visual C++ runtime DLLs torch's and Triton's DLLs load (windows-msvc-runtime-old).
+    vc_runtime: List[RuntimeDll] = field(default_factory=list)
+    #: The MSVC linker version that built torch's and Triton's own DLLs, read from their PE headers:
+    #: "torch/lib/c10.dll" -> "14.42". The runtime they load must be at least that release.
+    msvc_built: Dict[str, str] = field(default_factory=dict)
     notes: List[str] = fact(default_factory=list, key=False)
 
 
@@ -593,6 +620,10 @@ class RocmInfo:
     torch_knows_sdk: Optional[bool] = None  # torch's _find_rocm_home looks for _rocm_sdk_core
     hip_runtime_h: Optional[str] = None  # <rocm_home>/include/hip/hip_runtime.h when present
     hip_headers_elsewhere: List[str] = field(default_factory=list)  # hip_runtime.h where torch does not look
+    #: <rocm_home>/include/hipblas/hipblas.h when present: the math libraries' development headers, which
+    #: TheRock ships apart from the core (its devel package, expanded by `rocm-sdk init`).
+    hipblas_h: Optional[str] = None
+    math_headers_elsewhere: List[str] = field(default_factory=list)  # hipblas.h where torch does not look
     notes: List[str] = fact(default_factory=list, key=False)
 
 

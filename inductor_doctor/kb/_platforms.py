@@ -209,6 +209,7 @@ def strictest(issue_id: str, devices: Sequence[DeviceKind], platforms: Sequence[
 OWN_RULES: Dict[str, str] = {
     "windows-long-paths": WINDOWS, "windows-path-characters": WINDOWS, "msvc-not-activated": WINDOWS,
     "compiler-output-encoding": WINDOWS, "rocm-toolchain-layout": ROCM, "xpu-driver-pairing": XPU,
+    "windows-msvc-runtime-old": WINDOWS,
 }
 ME = "platform-not-covered"
 

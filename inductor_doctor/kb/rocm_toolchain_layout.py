@@ -8,7 +8,10 @@ Set 'TRITON_HIP_LLD_PATH' to its path." (ROCm/TheRock#2006, triton-lang/triton#1
 lives in `_rocm_sdk_core/lib/llvm/bin`. From 3.5 the backend links in process. torch's
 `_find_rocm_home` before 2.13 takes the venv's root for ROCM_HOME (its `bin/hipcc` wrapper), where
 there is no `include/hip/hip_runtime.h`, and AOTInductor's C++ compile fails (pytorch#180211,
-ROCm/TheRock#1837). Both searches are read from the installed releases (probe/rocm.py).
+ROCm/TheRock#1837). Both searches are read from the installed releases (probe/rocm.py). TheRock ships
+the math libraries' headers (hipBLAS, rocBLAS...) in a devel package apart from the core, so a ROCM_HOME
+at the core has `hip_runtime.h` and no `hipblas/hipblas.h`: extensions and JIT builds that include them
+fail (ROCm/pytorch#3636, ROCm/TheRock#2452).
 """
 
 from __future__ import annotations
@@ -56,6 +59,14 @@ def rule(facts: Facts) -> List[RuleOutcome]:
                         f"include/hip/hip_runtime.h: AOTInductor's C++ compile fails{there}")
     else:
         fine.append(f"HIP headers at {rocm.hip_runtime_h}")
+        if rocm.hipblas_h is None:
+            there = f"; they are in {rocm.math_headers_elsewhere[0]}" if rocm.math_headers_elsewhere else \
+                " (TheRock keeps them in its devel package, which `rocm-sdk init` expands)"
+            problems.append(f"torch's ROCM_HOME {rocm.rocm_home} has the HIP runtime's headers but not the "
+                            "math libraries' (include/hipblas/hipblas.h): C++ extensions and JIT builds that "
+                            f"include hipBLAS or rocBLAS fail{there}")
+        else:
+            fine.append(f"math library headers at {rocm.hipblas_h}")
     if problems and not lld_missing:
         # Only AOTInductor and C++ extensions compile against the headers; torch.compile does not.
         return one(Status.LIKELY, "; ".join(problems) + " (torch.compile itself does not need them)")

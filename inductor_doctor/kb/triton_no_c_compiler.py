@@ -28,10 +28,15 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     gpus = bool(facts.gpus)
     broken = Status.AFFECTED if gpus else Status.LIKELY
     where = "" if gpus else " (no GPU here: it fails on the first GPU kernel)"
+    if compiler_missing(cc) and cc.chosen_by == "CC":
+        # Triton takes CC as it is and runs it: Python's own error for the executable comes out of its
+        # build (a stale path, a folder, a path joined onto another), not "Failed to find C compiler".
+        return one(broken, f"CC={cc.command} names no compiler that runs: Triton runs CC as it is when it "
+                   "builds its launcher, and fails with FileNotFoundError (no such file) or PermissionError "
+                   f"(a folder){where}")
     if compiler_missing(cc):
-        asked = f"CC={cc.command}" if cc.chosen_by == "CC" else "neither CC, gcc nor clang"
-        return one(broken, f"{asked} found on PATH: Triton raises 'Failed to find C compiler' when it "
-                   f"builds its launcher{where}")
+        return one(broken, f"neither CC, gcc nor clang found on PATH: Triton raises 'Failed to find C "
+                   f"compiler' when it builds its launcher{where}")
     if cc.works is False:
         return one(broken, f"Triton's C compiler {compiler_label(cc)} cannot build a shared object "
                    f"({cc.error or 'unknown error'}){where}")

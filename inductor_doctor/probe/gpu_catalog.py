@@ -37,6 +37,7 @@ def static_facts(torch: Optional[TorchInfo], target: Mapping[str, Any], env: Map
     out = Static(toolkit=cuda_toolkit.toolkit_info(env))
     if torch is None or not torch.path or not torch.cuda:
         return out
+    cuda_toolkit.library_headers(out.toolkit, torch.path)
     out.arch_list, out.arch_source, out.torch_notes = cuda_arch.torch_arch_list(torch.path)
     roots = list(target.get("site_packages") or [])
     nvidia = (target.get("modules") or {}).get("nvidia")

@@ -46,7 +46,9 @@ def gather(target: Mapping[str, Any], environ: Mapping[str, str], torch: Optiona
     if system == "win32":
         from inductor_doctor.probe.windows import gather_windows
 
-        info.windows = gather_windows(environ, torch.path if torch else None, triton.path if triton else None)
+        executable = target.get("executable")
+        info.windows = gather_windows(environ, torch.path if torch else None, triton.path if triton else None,
+                                      python_executable=str(executable) if executable else None)
     elif system == "darwin":
         info.mac_version = _platform.mac_ver()[0] or None
     from inductor_doctor.probe import rocm, xpu

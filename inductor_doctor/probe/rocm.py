@@ -100,6 +100,11 @@ def _candidates(lookup: str, environ: Mapping[str, str], backend_dir: Optional[s
     return [lookup]
 
 
+#: The math libraries' development headers, one standing for all (hipBLAS): TheRock ships them in its
+#: devel package, apart from the core that hipcc and the HIP runtime come in.
+MATH_HEADER = ("include", "hipblas", "hipblas.h")
+
+
 def lld_elsewhere(environ: Mapping[str, str], roots: Sequence[str], opt_rocm: str) -> List[str]:
     """ld.lld files a ROCm install holds wherever they are: what to point TRITON_HIP_LLD_PATH at."""
     bases = [*roots, *(p for p in (environ.get("ROCM_PATH"), environ.get("HIP_PATH"), opt_rocm) if p)]
@@ -178,10 +183,16 @@ def gather_rocm(environ: Mapping[str, str], torch: Optional[TorchInfo], triton: 
     if info.rocm_home:
         header = os.path.join(info.rocm_home, "include", "hip", "hip_runtime.h")
         info.hip_runtime_h = header if os.path.isfile(header) else None
+    if info.rocm_home:
+        header = os.path.join(info.rocm_home, *MATH_HEADER)
+        info.hipblas_h = header if os.path.isfile(header) else None
     for root in info.sdk_roots + ([opt_rocm] if info.opt_rocm else []):
         header = os.path.join(root, "include", "hip", "hip_runtime.h")
         if os.path.isfile(header) and header != info.hip_runtime_h:
             info.hip_headers_elsewhere.append(header)
+        header = os.path.join(root, *MATH_HEADER)
+        if os.path.isfile(header) and header != info.hipblas_h:
+            info.math_headers_elsewhere.append(header)
     return info
 
 

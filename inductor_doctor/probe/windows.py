@@ -27,9 +27,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import List, Mapping, Optional, Tuple
+from typing import Dict, List, Mapping, Optional, Tuple
 
-from inductor_doctor.core.facts import InductorClCommand, MsvcToolset, PathFact, WindowsInfo
+from inductor_doctor.core.facts import InductorClCommand, MsvcToolset, PathFact, RuntimeDll, WindowsInfo
+from inductor_doctor.probe import pe
 
 #: Where the registry keeps the switch that lifts MAX_PATH for programs that declare themselves
 #: long-path aware (python.exe does since 3.6; cl.exe does not).
@@ -225,8 +226,55 @@ def code_pages() -> Tuple[Optional[int], Optional[int], Optional[int]]:
     return int(kernel32.GetACP()), int(kernel32.GetOEMCP()), int(kernel32.GetUserDefaultUILanguage())
 
 
+#: The Visual C++ runtime DLLs torch's and Triton's DLLs import.
+RUNTIME_DLLS = ("msvcp140.dll", "vcruntime140.dll", "vcruntime140_1.dll")
+#: The DLLs of torch's and Triton's whose build is read, relative to each package.
+BUILT = (("torch", os.path.join("lib", "c10.dll")), ("triton", os.path.join("_C", "libtriton.pyd")))
+
+
+def runtime_dirs(python_executable: Optional[str], torch_path: Optional[str],
+                 environ: Mapping[str, str]) -> List[str]:
+    """Where Windows looks for a Python extension's dependent DLLs, in order: the application's
+    directory (python.exe's: a conda environment keeps its own msvcp140.dll there), the directories
+    torch adds (`torch/lib`), then System32."""
+    dirs = []
+    if python_executable:
+        dirs.append(os.path.dirname(python_executable))
+    if torch_path:
+        dirs.append(os.path.join(torch_path, "lib"))
+    root = environ.get("SystemRoot") or environ.get("SYSTEMROOT") or environ.get("windir")
+    if root:
+        dirs.append(os.path.join(root, "System32"))
+    return list(dict.fromkeys(dirs))
+
+
+def vc_runtime(dirs: List[str]) -> List[RuntimeDll]:
+    """Each runtime DLL's first copy in `dirs`, its version, and the copies after it."""
+    out = []
+    for name in RUNTIME_DLLS:
+        found = [os.path.join(d, name) for d in dirs if os.path.isfile(os.path.join(d, name))]
+        dll = RuntimeDll(name)
+        if found:
+            dll.path, dll.version = found[0], pe.file_version(found[0])
+            dll.others = [f"{p} ({pe.file_version(p) or '?'})" for p in found[1:]]
+        out.append(dll)
+    return out
+
+
+def msvc_built(torch_path: Optional[str], triton_path: Optional[str]) -> Dict[str, str]:
+    """The linker version of torch's c10.dll and Triton's libtriton.pyd, where they are."""
+    out: Dict[str, str] = {}
+    for (package, relative), root in zip(BUILT, (torch_path, triton_path)):
+        if root:
+            version = pe.linker_version(os.path.join(root, relative))
+            if version:
+                out[f"{package}/{relative.replace(os.sep, '/')}"] = f"{version[0]}.{version[1]}"
+    return out
+
+
 def gather_windows(environ: Mapping[str, str], torch_path: Optional[str] = None,
-                   triton_path: Optional[str] = None, system_facts: bool = True) -> WindowsInfo:
+                   triton_path: Optional[str] = None, system_facts: bool = True,
+                   python_executable: Optional[str] = None) -> WindowsInfo:
     """The Windows section. `system_facts=False` leaves the registry and the code pages unread (they
     exist only on Windows); everything else is files and `environ`."""
     info = WindowsInfo()
@@ -256,4 +304,6 @@ def gather_windows(environ: Mapping[str, str], torch_path: Optional[str] = None,
         info.tcc = tcc if os.path.isfile(tcc) else None
     info.triton_long_paths, info.triton_temp_dir = triton_cache_paths(triton_path)
     info.inductor_cl = read_inductor_cl_command(torch_path)
+    info.vc_runtime = vc_runtime(runtime_dirs(python_executable, torch_path, environ))
+    info.msvc_built = msvc_built(torch_path, triton_path)
     return info

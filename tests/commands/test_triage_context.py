@@ -67,6 +67,8 @@ UNTIED = [
     ("torch_cpu_only_build__neg__pytorch_96976.log", "torch-cpu-only-build"),
     ("torch_cpu_only_build__neg__wan2gp_1680.log", "torch-cpu-only-build"),
     ("torch_missing__neg__pytorch3d_2014.log", "torch-missing"),
+    # AOTInductor's own "conflicting declaration": Inductor's frames, but nothing of the block mask
+    ("unrelated__aoti_conflicting_declaration_pytorch_111711.log", "block-mask-cpu"),
 ]
 
 
@@ -185,6 +187,8 @@ POSSIBLY = [
     ("libstdcxx_too_old__neg__dnascent_4.log", "libstdcxx-too-old", "libstdc++"),
     ("python_headers_missing__neg__clodius_9.log", "python-headers-missing", "Python.h"),
     ("compiler_too_old__neg__pytorch_103371.log", "compiler-too-old", "C++ compiler"),
+    # torch's own "CUDA error: no kernel image ..." from an mmcv kernel: torch's or an extension's?
+    ("unrelated__no_kernel_image_mmcv_2201.log", "torch-gpu-arch-missing", "get_arch_list"),
 ]
 
 
@@ -221,15 +225,18 @@ def test_check_decides_a_possible_match_on_this_machine(tmp_path):
     so the bare lines are not those issues here; the check's lines say so, and the exit is 1."""
     log = tmp_path / "pasted.log"
     bare_header = "fatal error: cuda_runtime.h: No such file or directory\n"
-    log.write_text(BARE_GLIBCXX + bare_header, encoding="utf-8")
+    bare_kernel = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    log.write_text(BARE_GLIBCXX + bare_header + bare_kernel, encoding="utf-8")
     before = json.loads(run_cli(["explain", "--log", str(log), "--format", "json"]).stdout)
     assert {r["id"]: r["confidence"] for r in before["results"]} == {
-        "libstdcxx-too-old": "possible", "cuda-toolkit-missing": "possible"}
+        "libstdcxx-too-old": "possible", "cuda-toolkit-missing": "possible",
+        "torch-gpu-arch-missing": "possible"}
     proc = run_cli(["explain", "--log", str(log), "--check", "--format", "json"])
     doc = json.loads(proc.stdout)
     validate("triage", doc)
     statuses = {f["id"]: f["status"] for f in doc["check"]["results"]}
-    assert doc["check"]["ran"] and set(statuses) == {"libstdcxx-too-old", "cuda-toolkit-missing"}
+    assert doc["check"]["ran"]
+    assert set(statuses) == {"libstdcxx-too-old", "cuda-toolkit-missing", "torch-gpu-arch-missing"}
     for issue_id, status in statuses.items():  # what this machine says decides each
         found = {r["id"]: r for r in doc["results"]}.get(issue_id)
         if status in ("ok", "not-applicable"):
@@ -237,6 +244,7 @@ def test_check_decides_a_possible_match_on_this_machine(tmp_path):
         elif status == "affected":
             assert found["confidence"] == "exact" and "decided on this machine" in found["note"]
     assert statuses["cuda-toolkit-missing"] == "not-applicable"  # a CPU-only torch here
+    assert statuses["torch-gpu-arch-missing"] == "not-applicable"  # ... so no CUDA kernel of its failed
     assert proc.returncode == (0 if "affected" in statuses.values() else 1)
     text = run_cli(["explain", "--log", str(log), "--check"], env={"COLUMNS": "100"}).stdout
     assert "cuda-toolkit-missing on" in text and "not-applicable" in text

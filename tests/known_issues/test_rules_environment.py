@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import pytest
-from conftest import ENVS, run_cli
+from conftest import ENVS, run_cli, venv_python
 
 from inductor_doctor.check.engine import classify
 from inductor_doctor.check.runner import CanaryJob, CanaryRun
@@ -34,6 +35,7 @@ from inductor_doctor.core.facts import (
 from inductor_doctor.core.model import Basis, KnownIssue, Severity, Status
 from inductor_doctor.kb import registry
 from inductor_doctor.probe.caches import gather_caches, mount_of, read_mounts
+from inductor_doctor.triage.engine import LogInput, triage_text
 
 CATALOG = (
     "triton-missing", "triton-version-skew", "gpu-too-old-for-triton", "triton-ptxas-driver",
@@ -313,6 +315,37 @@ def test_triton_c_compiler_from_probe_facts():
     assert only("triton-no-c-compiler", facts).status is Status.AFFECTED
     facts.cc = gcc(command="gcc", path="/usr/bin/gcc")
     assert only("triton-no-c-compiler", facts).status is Status.OK
+
+
+@pytest.mark.envs
+@pytest.mark.parametrize("cc", ["/usr/bin", "/opt/nonexistent/gcc"])
+def test_triton_runs_a_cc_that_names_nothing_and_triage_names_it(cc, tmp_path):
+    """Triton's real launcher build (triton/runtime/build.py `_build`, Triton 3.9) with CC naming a folder
+    or a stale path: Python's PermissionError / FileNotFoundError out of it, which triage calls this issue."""
+    python = venv_python("xtarget-triton-3.9.0")
+    src = tmp_path / "main.c"
+    src.write_text("int x;\n")
+    code = ("import sys; from triton.runtime.build import _build; "
+            "_build('main', sys.argv[1], sys.argv[2], [], [], [], [])")
+    proc = subprocess.run([python, "-c", code, str(src), str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "CC": cc})
+    assert proc.returncode != 0 and "check_call(cc_cmd" in proc.stderr, proc.stderr[-1500:]
+    data = proc.stderr.encode()
+    result = triage_text(LogInput("triton-build", data, len(data)), list(registry()))
+    assert {m.issue.id: m.confidence for m in result.matched} == {"triton-no-c-compiler": "exact"}
+
+
+@pytest.mark.parametrize("cc", ["/usr/bin", "/opt/gcc-11/bin/gcc", "/usr/bin//usr/bin/gcc"])
+def test_triton_cc_naming_nothing_runnable(cc):
+    """CC set to a folder, a stale path or a path joined onto another: the probe resolves nothing, and
+    Triton runs CC as it is, so the error is Python's (FileNotFoundError / PermissionError), not "Failed
+    to find C compiler" (reproduced with Triton 3.9's _build)."""
+    facts = make_facts(torch_version="2.9.0+cu128", cuda="12.8", triton=TritonInfo(version="3.5.0"))
+    facts.cuda.gpus = [h100()]
+    facts.cc = CompilerInfo(command=cc, works=False, chosen_by="CC", error=f"{cc}: not an executable")
+    o = only("triton-no-c-compiler", facts)
+    assert o.status is Status.AFFECTED
+    assert f"CC={cc}" in o.reason and "FileNotFoundError" in o.reason and "Failed to find" not in o.reason
 
 
 # --- C/C++ toolchain ---------------------------------------------------------------------------

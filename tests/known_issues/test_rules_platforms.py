@@ -231,8 +231,22 @@ def test_triton_that_links_in_process_leaves_only_the_headers():
     assert o.status is Status.LIKELY and "torch.compile itself does not need them" in o.reason, o.reason
     o = only("rocm-toolchain-layout", rocm_facts(links_in_process=True, lld_search=[], torch_knows_sdk=True,
                                                  rocm_home="/sdk",
-                                                 hip_runtime_h="/sdk/include/hip/hip_runtime.h"))
+                                                 hip_runtime_h="/sdk/include/hip/hip_runtime.h",
+                                                 hipblas_h="/sdk/include/hipblas/hipblas.h"))
     assert o.status is Status.OK, o.reason
+
+
+def test_a_rocm_home_without_the_math_libraries_headers():
+    """TheRock's core has hipcc and the HIP runtime's headers, its devel package the math libraries'
+    (ROCm/pytorch#3636): a ROCM_HOME at the core builds torch.compile's kernels, not an extension that
+    includes hipblas/hipblas.h."""
+    sdk = "/venv/lib/python3.12/site-packages"
+    o = only("rocm-toolchain-layout", rocm_facts(
+        links_in_process=True, lld_search=[], torch_knows_sdk=True, rocm_home=sdk + "/_rocm_sdk_core",
+        hip_runtime_h=sdk + "/_rocm_sdk_core/include/hip/hip_runtime.h", hipblas_h=None,
+        math_headers_elsewhere=[sdk + "/_rocm_sdk_devel/include/hipblas/hipblas.h"]))
+    assert o.status is Status.LIKELY, o.reason
+    assert "hipblas/hipblas.h" in o.reason and "_rocm_sdk_devel/include/hipblas/hipblas.h" in o.reason
 
 
 def test_not_a_rocm_torch():

@@ -40,8 +40,9 @@ pytestmark = pytest.mark.skipif(os.path.exists("/opt/rocm"), reason="this machin
 
 
 def rocm_venv(root: Path, backend: Optional[Path], lld: bool,
-              triton_site: Optional[Path] = None) -> Dict[str, str]:
-    """A venv laid out as pip leaves one with TheRock's ROCm: its interpreter and the paths in it."""
+              triton_site: Optional[Path] = None, math_in_core: bool = True) -> Dict[str, str]:
+    """A venv laid out as pip leaves one with TheRock's ROCm: its interpreter and the paths in it. The
+    math libraries' headers (hipblas/hipblas.h) are in the core, or only in a `_rocm_sdk_devel` beside it."""
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     site = next((venv / "lib").glob("python3*/site-packages"))
@@ -56,6 +57,14 @@ def rocm_venv(root: Path, backend: Optional[Path], lld: bool,
     sdk = site / "_rocm_sdk_core"
     (sdk / "include" / "hip").mkdir(parents=True)
     (sdk / "include" / "hip" / "hip_runtime.h").write_text("#pragma once\n")
+    devel = site / "_rocm_sdk_devel"
+    for home in [sdk] if math_in_core else [devel]:
+        (home / "include" / "hipblas").mkdir(parents=True)
+        (home / "include" / "hipblas" / "hipblas.h").write_text("#pragma once\n")
+    if not math_in_core:
+        (devel / "include" / "hip").mkdir(parents=True)
+        (devel / "include" / "hip" / "hip_runtime.h").write_text("#pragma once\n")
+        (devel / "__init__.py").write_text("")
     (sdk / "lib" / "llvm" / "bin").mkdir(parents=True)
     (sdk / "__init__.py").write_text("")
     linker = sdk / "lib" / "llvm" / "bin" / "ld.lld"
@@ -74,7 +83,7 @@ def rocm_venv(root: Path, backend: Optional[Path], lld: bool,
         tdist = site / "triton-3.4.0.dist-info"
         tdist.mkdir()
         (tdist / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.4.0\n")
-    return {"python": str(venv / "bin" / "python"), "lld": str(linker), "sdk": str(sdk)}
+    return {"python": str(venv / "bin" / "python"), "lld": str(linker), "sdk": str(sdk), "devel": str(devel)}
 
 
 def check_row(python: str, tmp: Path, **env: str) -> dict:
@@ -110,6 +119,19 @@ def test_a_triton_that_links_in_process_needs_no_ld_lld(tmp_path: Path):
     venv = rocm_venv(tmp_path, DATA / "triton-3.5.1-backends-amd-compiler.py.txt", lld=False)
     seen = check_row(venv["python"], tmp_path)
     assert seen["row"]["status"] == "ok" and "links in process" in seen["row"]["reason"], seen["row"]
+
+
+def test_a_rocm_home_without_the_math_libraries_headers_is_likely(tmp_path: Path):
+    """ROCM_HOME at TheRock's core (torch 2.13's `_find_rocm_home`), the math libraries' headers only in
+    the devel package beside it (ROCm/pytorch#3636): likely, naming where they are; ROCM_HOME there: ok."""
+    venv = rocm_venv(tmp_path, DATA / "triton-3.5.1-backends-amd-compiler.py.txt", lld=False,
+                     math_in_core=False)
+    seen = check_row(venv["python"], tmp_path)
+    assert seen["row"]["status"] == "likely", seen["row"]
+    assert "hipblas/hipblas.h" in seen["row"]["reason"] and "_rocm_sdk_devel" in seen["row"]["reason"]
+    assert seen["rocm"]["hipblas_h"] is None and seen["rocm"]["math_headers_elsewhere"]
+    fixed = check_row(venv["python"], tmp_path, ROCM_HOME=venv["devel"])
+    assert fixed["row"]["status"] == "ok", fixed["row"]["reason"]
 
 
 @pytest.mark.envs
