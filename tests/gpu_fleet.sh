@@ -53,7 +53,7 @@ run_part() {
   case $1 in
     healthy)  # one rank per GPU, every canary on every GPU (the result cache is $OUT/doctor-cache)
       torchrun_check healthy "$NGPU" -- --timeout 300
-      torchrun_check healthy-repeat "$NGPU" -- ;;
+      torchrun_check healthy-repeat "$NGPU" -- --timeout 300 ;;  # the same check: a canary's timeout is in its key
     hidden)  # rank 1 sees no GPU: cuda-devices-hidden affected on its own column
       torchrun_check hidden "$NGPU" "CUDA_VISIBLE_DEVICES=" -- --static ;;
     cache)  # rank 1 has caches of its own

@@ -74,7 +74,7 @@ def common(name: str, doc: Dict[str, Any]) -> None:
 
 
 def healthy(name: str, doc: Dict[str, Any], host: str) -> None:
-    gpus = [s["devices"][-1] if s["devices"] else None for s in doc["sources"]]
+    gpus = [next((d for d in s["devices"] if d.startswith("cuda")), None) for s in doc["sources"]]
     expect(name, f"{NGPU} ranks, rank i on cuda:i", gpus == [f"cuda:{i}" for i in range(NGPU)],
            [s["devices"] for s in doc["sources"]])
     expect(name, "no GPU binding difference", "GPU binding" not in diffs(doc), diffs(doc).get("GPU binding"))

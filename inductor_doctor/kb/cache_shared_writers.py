@@ -14,10 +14,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import RuleOutcome, Status
+from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import one
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
+    from inductor_doctor.core.plan_input import PlanInput
 
 #: File systems several hosts mount at once (a fuse mount, `fuse.*`, too: sshfs, s3fs, gcsfuse, juicefs).
 SHARED_FS = ("nfs", "nfs4", "lustre", "gpfs", "cephfs", "ceph", "glusterfs", "beegfs", "cifs", "smb3", "9p",
@@ -68,3 +70,21 @@ def rule(facts: Facts) -> List[RuleOutcome]:
     return one(Status.INCONCLUSIVE, f"{how}; {where} is{fs} a local file system: only several vLLM engines "
                "sharing it, or a save cut off by a full disk, truncate an artifact, and how many engines "
                "run cannot be seen from here")
+
+
+def predict(inp: PlanInput) -> List[RuleOutcome]:
+    """`plan`: a torch that saves in place is exposed, never affected by its version alone: who shares
+    the cache (vLLM's on a network file system, several engines on one host) is the machine's, so a
+    release in the range cannot be predicted (and `plan --suggest` passes none over for it)."""
+    from inductor_doctor.core.plan_input import once_installed, predict_from_versions, unpredictable
+
+    out = []
+    for o in predict_from_versions(inp, ISSUE):
+        if o.status in (Status.AFFECTED, Status.LIKELY):
+            return unpredictable(f"{o.reason}, which saves compiled artifacts in place; whether several "
+                                 "writers share its compile cache is the machine's", once_installed(ISSUE.id))
+        out.append(o)
+    return out
+
+
+ISSUE = known_issue(__name__)

@@ -187,8 +187,6 @@ POSSIBLY = [
     ("libstdcxx_too_old__neg__dnascent_4.log", "libstdcxx-too-old", "libstdc++"),
     ("python_headers_missing__neg__clodius_9.log", "python-headers-missing", "Python.h"),
     ("compiler_too_old__neg__pytorch_103371.log", "compiler-too-old", "C++ compiler"),
-    # torch's own "CUDA error: no kernel image ..." from an mmcv kernel: torch's or an extension's?
-    ("unrelated__no_kernel_image_mmcv_2201.log", "torch-gpu-arch-missing", "get_arch_list"),
 ]
 
 
