@@ -2,6 +2,7 @@
 #
 #   stage NAME BUDGET_S COMMAND...   run COMMAND as stage NAME; its time is kept against BUDGET_S
 #   stage_summary                    the table of every stage: time, budget, verdict (run at exit)
+#   stages_verdict                   fails (exit 1) when a stage went more than a third over its budget
 #
 # A stage fails CI when its command fails, or when it took more than a third over its budget: the
 # guard that keeps the next addition from silently breaking CI's 90 minutes. Budgets are for this
@@ -45,4 +46,11 @@ stage_summary() {
   local row
   for row in "${STAGE_ROWS[@]}"; do echo "$row"; done
   printf '%-28s %6d s\n' "total" "$total"
+}
+
+stages_verdict() {
+  if [ ${#STAGE_OVER[@]} -gt 0 ]; then
+    echo "over budget by more than a third: ${STAGE_OVER[*]}" >&2
+    return 1
+  fi
 }

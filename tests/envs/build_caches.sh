@@ -30,8 +30,12 @@ redis_triton() {
   "$PY" -m pip install -q --disable-pip-version-check --target "$(seeing_this_python "$1" | tail -1)" \
     redis triton==3.5.1
 }
-torch_290() {
-  "$PY" -m venv "$1"
+torch_290() {  # a hard-linked copy of the catalog's torch 2.9.0 venv (one download of torch serves both)
+  local src="$ROOT/cache-torch-2.9.0"
+  [ -f "$src/.ready" ] || bash "$(dirname "$0")/build_catalog.sh" cache-torch-2.9.0
+  cp -al "$src" "$1"
+  rm -f "$1/.ready"
+  sed -i "s#$src#$1#g" "$1/pyvenv.cfg" "$1/bin/activate" 2>/dev/null || true
   "$1/bin/python" -m pip install -q --disable-pip-version-check torch==2.9.0 redis
   "$1/bin/python" -m pip install -q --disable-pip-version-check --no-deps vllm==0.11.2
 }
