@@ -140,7 +140,11 @@ def test_corpus_entry(entry: Entry, variant: str, request):
         assert not stray, f"{entry.path.name} is unrelated but matched {stray}"
         return
 
-    assert set(matched) == set(expected), (
+    # A near-miss the entry names (the same words from another cause) may stand beside the expected
+    # issue, never as exact and never first: "possibly torch-gpu-arch-missing" beside an extension's.
+    beside = {i for i, m in matched.items()
+              if i in allowed_partial and i not in expected and m.confidence != EXACT}
+    assert set(matched) - beside == set(expected), (
         f"{entry.path.name}: expected {expected}, matched "
         f"{ {i: (m.confidence, [e.text for e in m.evidence]) for i, m in matched.items()} }"
     )
