@@ -461,6 +461,7 @@ def _load_package(path: Path) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_package_built_with_an_isa_this_cpu_lacks_dies_and_is_affected(built, tmp_path):
     """A package whose model .so was compiled with -mavx512fp16 (which this host's CPU may lack): the

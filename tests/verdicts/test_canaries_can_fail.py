@@ -87,6 +87,7 @@ def pre_fix_alignment(tmp_path: Path) -> dict:
     return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
 
 
+@pytest.mark.heavy
 def test_view_align_canary_flags_the_pre_fix_logic(pre_fix_alignment):
     """With the bug patched back, `affected`, even where the user has set the workaround: the canary
     judges the installed torch (and then tries the workaround itself)."""
@@ -97,6 +98,7 @@ def test_view_align_canary_flags_the_pre_fix_logic(pre_fix_alignment):
     assert "with TORCHINDUCTOR_ALIGNMENT_ASSERTS=0: clean" in reason
 
 
+@pytest.mark.heavy
 def test_view_align_canary_is_clean_on_this_torch():
     run, (status, reason, _) = run_canary("view-dtype-align", "cpu", {})
     assert status is Status.OK, (reason, run.stderr[-2000:])
