@@ -209,6 +209,7 @@ def test_the_recipe_pins_the_torch_this_machine_has(venv: Path):
     )
 
 
+@pytest.mark.heavy
 def test_build_time_gates_pass_and_keep_their_report(image: Sandbox):
     assert len(image.gates) == 2
     for command, env, workdir in image.gates:

@@ -108,6 +108,7 @@ def test_no_compiler_on_path(tmp_path):
     assert _commands(f)[0] == first
 
 
+@pytest.mark.heavy
 def test_clang_without_libomp():
     which_or_skip("clang++-16")
     if Path("/usr/lib/llvm-16/lib/clang/16/include/omp.h").exists() or Path("/usr/include/omp.h").exists():

@@ -120,6 +120,7 @@ def test_block_mask_conflicting_declaration_is_affected_through_the_cli(tmp_path
     assert row["workarounds"], "an affected finding carries its workarounds"
 
 
+@pytest.mark.heavy
 def test_block_mask_other_compile_error_is_inconclusive_with_its_cause(tmp_path):
     clang = which_or_skip("clang++-19")
     has_omp = subprocess.run([clang, "-fopenmp", "-E", "-x", "c++", "-"], input="#include <omp.h>\n",
@@ -173,6 +174,7 @@ print("ISAS", [str(i) for i in m.valid_vec_isa_list()])
 '''
 
 
+@pytest.mark.heavy
 def test_the_cpu_vector_isas_are_learned_once_whatever_a_canary_names_its_worker_log(tmp_path):
     """The ISAs are a machine fact, learned by the first canary and replayed to the next. A canary
     that points TORCHINDUCTOR_WORKER_LOGPATH into its own scratch directory (compile-workers-fail
