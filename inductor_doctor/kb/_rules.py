@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -66,6 +66,17 @@ def not_cuda_torch(facts: Facts, what_it_lacks: str) -> Optional[List[RuleOutcom
     if t.hip or not t.cuda:
         return one(Status.NOT_APPLICABLE, f"{torch_label(facts)} {what_it_lacks}")
     return None
+
+
+def cuda_toolkit(facts: Facts) -> Tuple[Optional[List[RuleOutcome]], Any]:
+    """`(the outcome where there is nothing to judge, the probed CUDA toolkit)` for the rules about
+    the toolkit torch's CUDA builds use: not a CUDA torch, or a toolkit never probed, stops them."""
+    not_cuda = not_cuda_torch(facts, "builds no CUDA code")
+    if not_cuda:
+        return not_cuda, None
+    if facts.toolkit is None:
+        return [RuleOutcome(Status.INCONCLUSIVE, "the CUDA toolkit was not probed", Basis.STATIC)], None
+    return None, facts.toolkit
 
 
 def no_cxx_compiler(facts: Facts) -> Optional[List[RuleOutcome]]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, List
 from inductor_doctor.core.model import RuleOutcome, Status, Workaround
 from inductor_doctor.kb._builtin import known_issue
 from inductor_doctor.kb._catalog import one, version_tuple
-from inductor_doctor.kb._rules import not_cuda_torch
+from inductor_doctor.kb._rules import cuda_toolkit
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -39,12 +39,9 @@ def packages(headers: List[str]) -> str:
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
-    not_cuda = not_cuda_torch(facts, "builds no CUDA code")
-    if not_cuda:
-        return not_cuda
-    tk = facts.toolkit
-    if tk is None:
-        return one(Status.INCONCLUSIVE, "the CUDA toolkit was not probed")
+    stop, tk = cuda_toolkit(facts)
+    if stop:
+        return stop
     if tk.cuda_home is None or tk.nvcc is None or tk.cuda_runtime_h is None:
         return one(Status.NOT_APPLICABLE, "no CUDA toolkit with its runtime headers to judge "
                    "(cuda-toolkit-missing says whether one is needed)")

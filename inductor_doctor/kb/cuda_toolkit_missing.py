@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, List
 
 from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import one, torch_label, version_tuple
-from inductor_doctor.kb._rules import not_cuda_torch
+from inductor_doctor.kb._rules import cuda_toolkit
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -28,12 +28,10 @@ FOR_WHAT = "AOTInductor and CUDA extensions fail (plain torch.compile does not n
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
-    t, tk = facts.torch, facts.toolkit
-    not_cuda = not_cuda_torch(facts, "builds no CUDA code")
-    if not_cuda:
-        return not_cuda
-    if tk is None:
-        return one(Status.INCONCLUSIVE, "the CUDA toolkit was not probed")
+    t = facts.torch
+    stop, tk = cuda_toolkit(facts)
+    if stop:
+        return stop
     if tk.cuda_home is None:
         return one(Status.AFFECTED, "no CUDA toolkit: no CUDA_HOME or CUDA_PATH, no nvcc on PATH, no "
                    f"/usr/local/cuda, so torch's CUDA_HOME is None and {FOR_WHAT} with 'CUDA_HOME "

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, List, Optional, Tuple
 from inductor_doctor.core.model import RuleOutcome, Status
 from inductor_doctor.kb._catalog import gpu_sm, one
 from inductor_doctor.kb._gpus import hidden_reason
-from inductor_doctor.kb._rules import not_cuda_torch
+from inductor_doctor.kb._rules import cuda_toolkit
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from inductor_doctor.core.facts import Facts
@@ -50,12 +50,9 @@ def _number(arch: str) -> Optional[int]:
 
 
 def rule(facts: Facts) -> List[RuleOutcome]:
-    not_cuda = not_cuda_torch(facts, "builds no CUDA code")
-    if not_cuda:
-        return not_cuda
-    tk = facts.toolkit
-    if tk is None:
-        return one(Status.INCONCLUSIVE, "the CUDA toolkit was not probed")
+    stop, tk = cuda_toolkit(facts)
+    if stop:
+        return stop
     if tk.nvcc is None:
         return one(Status.NOT_APPLICABLE, "no nvcc under torch's CUDA_HOME to judge (cuda-toolkit-missing "
                    "says whether one is needed)")

@@ -152,8 +152,14 @@ def _check(torch: Optional[TorchInfo], env: Mapping[str, str], timeout_s: float)
         return info
     flags = [*extra, *flags]
     info.compiler_path = path
-    kind, version, _ = compiler.identify(path)
+    kind, version, line = compiler.identify(path)
     info.compiler_version = f"{kind or 'compiler'} {version}" if version else kind
+    if line is None:  # no answer to `--version`, which Inductor asks first too: no probe compile
+        hung = compiler.HUNG.get(path)
+        info.stage = "timed-out" if hung else "not-compiled"
+        info.error = (f"`--version` timed out after {hung:g}s" if hung else "`--version` failed") + \
+            ": the probe is not compiled with it"
+        return info
     key = (_stat_key(path), tuple(flags), _stat_key(torch.libtorch_cpu), torch.include_dir)
     with _lock:
         cached = _cache.get(key)

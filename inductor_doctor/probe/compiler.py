@@ -106,6 +106,10 @@ _ANY_V = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
 _GNU_NAME = re.compile(r"(?:^|[\s/-])g(?:cc|\+\+)(?:-\d+)?(?:\s|$)")
 
 
+#: Compilers whose `--version` hung, with the time limit it ran past: nothing else is asked of them.
+HUNG: Dict[str, float] = {}
+
+
 def identify(
     path: str, timeout_s: float = COMPILE_TIMEOUT_S
 ) -> Tuple[Optional[str], Optional[str], Optional[str]]:
@@ -127,6 +131,9 @@ def identify(
         return answer_d  # type: ignore[return-value]
     res = run([path, "--version"], timeout_s=timeout_s, env=c_locale_env())
     if not res.ok:
+        if res.timed_out:
+            with _lock:
+                HUNG[path] = timeout_s
         return None, None, None
     text = res.stdout + res.stderr
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")

@@ -461,6 +461,7 @@ def _load_package(path: Path) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_package_built_with_an_isa_this_cpu_lacks_dies_and_is_affected(built, tmp_path):
     """A package whose model .so was compiled with -mavx512fp16 (which this host's CPU may lack): the
@@ -486,6 +487,7 @@ def test_package_built_with_an_isa_this_cpu_lacks_dies_and_is_affected(built, tm
     assert row["status"] == "likely" and "avx512_fp16" in row["reason"], row
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_package_needing_a_newer_glibcxx_fails_to_load_and_is_affected(built, tmp_path):
     cache = _glibcxx_cache(tmp_path)

@@ -125,6 +125,7 @@ def _clang_without_omp() -> None:
 # --- environment causes: why names them and proves the workaround ---------------------------------
 
 
+@pytest.mark.heavy
 def test_why_clang_without_openmp(tmp_path):
     _torch_or_skip()
     _clang_without_omp()
@@ -138,6 +139,7 @@ def test_why_clang_without_openmp(tmp_path):
     assert c["sentence"].count(c["workaround"]) == 1
 
 
+@pytest.mark.heavy
 def test_why_no_compiler_on_path(tmp_path):
     _torch_or_skip()
     doc = _why(tmp_path, _program(tmp_path, COMPILED), _env(tmp_path, PATH=_compilerless_path(tmp_path)))
@@ -148,6 +150,7 @@ def test_why_no_compiler_on_path(tmp_path):
     assert c["bisect"] is None
 
 
+@pytest.mark.heavy
 def test_why_truncated_objects_in_a_real_inductor_cache(tmp_path):
     _torch_or_skip()
     prog = _program(tmp_path, COMPILED)
@@ -180,6 +183,7 @@ def test_why_a_bug_of_the_program(tmp_path, text):
     assert "fails the same way with torch.compile disabled" in c["sentence"]
 
 
+@pytest.mark.heavy
 def test_why_a_lowering_inductor_gets_wrong(tmp_path):
     """The step-down for real; the hand-off to the compiler bisector that follows is
     tests/commands/test_why_handoff.py's (`-m heavy`)."""
@@ -268,6 +272,7 @@ def _seed(name: str) -> str:
     raise AssertionError(f"{name} is gone from test_canaries_can_fail.py")
 
 
+@pytest.mark.heavy
 def test_why_view_dtype_align_on_the_pre_fix_torch_names_the_issue_and_proves_its_workaround(tmp_path):
     _torch_or_skip()
     site = tmp_path / "prefix"
@@ -283,6 +288,7 @@ def test_why_view_dtype_align_on_the_pre_fix_torch_names_the_issue_and_proves_it
     assert c["sentence"].startswith("The cause is view-dtype-align; the workaround, proved here"), c
 
 
+@pytest.mark.heavy
 def test_why_block_mask_with_a_gxx_that_rejects_inductors_cpp_names_that_compiler(tmp_path):
     """The upstream unit test (the canary script) with CXX pointing at a g++ that answers Inductor's
     C++ with "conflicting declaration": the compiler setting is what flips it, narrowed to CXX."""
@@ -318,6 +324,7 @@ def _read_only_shm(argv: list, env: dict, timeout: int = 1800) -> subprocess.Com
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.heavy
 def test_a_read_only_dev_shm_breaks_no_cpu_compile_in_this_torch(tmp_path):
     """torch 2.13's CPU path compiles its C++ kernels on threads and starts no worker pool (the pool
     is for Triton kernels, started only where Triton is installed), so a read-only /dev/shm, which

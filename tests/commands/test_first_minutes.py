@@ -111,6 +111,7 @@ def test_wrapped_workarounds_keep_their_indent(tmp_path):
 # --- nothing to check is not a pass ------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 def test_no_torch_is_said_first_and_can_fail_a_gate(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)

@@ -207,6 +207,7 @@ def _sick_second_node(tmp_path: Path, fault: str, gather_s: int, **extra: str) -
     return merged(results[0]), [r.returncode for r in results] + [took], tag
 
 
+@pytest.mark.heavy
 @covers("rank-hangs")
 def test_hung_rank_is_named_and_stopped(tmp_path):
     """Rank 1's canary hangs with a 600 s timeout; rank 0 stops waiting after 25 s and names it."""

@@ -126,6 +126,7 @@ def test_misused_options_are_one_line_usage_errors(args):
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and not proc.stdout
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_verify_installs_the_suggestion_in_a_scratch_venv_and_checks_it(tmp_path: Path):
     """For real: torch 2.13.0's CPU build installed by pip from a local index of the test's own

@@ -67,6 +67,7 @@ def _torch_or_skip() -> None:
         pytest.skip("torch is not installed for this interpreter")
 
 
+@pytest.mark.heavy
 def test_usable_here_and_the_second_call_is_a_record(tmp_path):
     _torch_or_skip()
     first = _run(LIBRARY, tmp_path)
@@ -81,6 +82,7 @@ def test_usable_here_and_the_second_call_is_a_record(tmp_path):
     assert heavy == [], f"a record's answer loaded {heavy}"
 
 
+@pytest.mark.heavy
 def test_no_compiler_is_not_usable_with_the_reason(tmp_path):
     _torch_or_skip()
     bindir = tmp_path / "bin"

@@ -190,6 +190,7 @@ def test_the_page_has_the_three_gates():
     assert doctor[0] < plan[0] < install[0] < static[0], "doctor, plan, heavy install, static check"
 
 
+@pytest.mark.heavy
 def test_the_recipe_pins_the_torch_this_machine_has(venv: Path):
     """The pin is this machine's torch release, and the image's venv got exactly it."""
     pins = re.findall(r"^torch==(\S+)", RECIPE.files["requirements.txt"], re.M)
@@ -208,6 +209,7 @@ def test_the_recipe_pins_the_torch_this_machine_has(venv: Path):
     )
 
 
+@pytest.mark.heavy
 def test_build_time_gates_pass_and_keep_their_report(image: Sandbox):
     assert len(image.gates) == 2
     for command, env, workdir in image.gates:
@@ -230,6 +232,7 @@ def test_page_examples_exit_as_documented(image: Sandbox, command: str, expected
         assert len(proc.stderr.strip().splitlines()) == 1 and proc.stdout == ""
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_container_start_gate_runs_the_full_check(image: Sandbox):
     """The entrypoint as `docker run IMAGE true` runs it: the full check, then the command."""

@@ -33,6 +33,7 @@ def report() -> dict:
     return data
 
 
+@pytest.mark.heavy
 @pytest.mark.slow
 def test_block_mask_canary_really_compiles_and_is_ok(report):
     row = by_id(report)["block-mask-cpu"]

@@ -97,6 +97,7 @@ def test_normal_state_flags_nothing_in_the_catalog():
 # --- broken for real, with the system torch 2.13 ---------------------------------------------
 
 
+@pytest.mark.heavy
 def test_no_compiler_on_path(tmp_path):
     report = _check(sys.executable, env={"PATH": _compilerless_path(tmp_path)})
     assert _new_flags(report, sys.executable) == {"cxx-compiler-missing": "affected"}
@@ -107,6 +108,7 @@ def test_no_compiler_on_path(tmp_path):
     assert _commands(f)[0] == first
 
 
+@pytest.mark.heavy
 def test_clang_without_libomp():
     which_or_skip("clang++-16")
     if Path("/usr/lib/llvm-16/lib/clang/16/include/omp.h").exists() or Path("/usr/include/omp.h").exists():

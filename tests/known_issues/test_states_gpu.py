@@ -34,6 +34,7 @@ def _cuda121() -> str:
     return str(CUDA121_LIBS)
 
 
+@pytest.mark.heavy
 def test_normal_state_flags_none_of_the_gpu_catalog():
     report = _check(sys.executable)
     flagged = {k: v for k, v in _flagged(report).items() if k in GPU_CATALOG}

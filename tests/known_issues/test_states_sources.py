@@ -44,6 +44,7 @@ def started(tmp_path_factory):
     _bisector(cache, "end")
 
 
+@pytest.mark.heavy
 @pytest.mark.slow  # the bisector and a compile that compiles nothing: ~13 s
 def test_a_started_bisection_silently_turns_a_plain_compile_eager_and_the_check_says_so(started):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(started))

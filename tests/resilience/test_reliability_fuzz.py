@@ -83,6 +83,7 @@ def joined(pieces: List[str]) -> st.SearchStrategy[str]:
                       joined(LOG_PIECES).map(lambda s: s.encode("utf-8", "replace")),
                       joined(LOG_PIECES).map(lambda s: s.encode("utf-16"))),
        fmt=st.sampled_from(["text", "json"]))
+@pytest.mark.heavy
 def test_fuzz_explain_log(tmp_path, data, fmt):
     log = tmp_path / "log.txt"
     log.write_bytes(data)

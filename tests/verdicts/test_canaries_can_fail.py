@@ -87,6 +87,7 @@ def pre_fix_alignment(tmp_path: Path) -> dict:
     return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
 
 
+@pytest.mark.heavy
 def test_view_align_canary_flags_the_pre_fix_logic(pre_fix_alignment):
     """With the bug patched back, `affected`, even where the user has set the workaround: the canary
     judges the installed torch (and then tries the workaround itself)."""
@@ -97,6 +98,7 @@ def test_view_align_canary_flags_the_pre_fix_logic(pre_fix_alignment):
     assert "with TORCHINDUCTOR_ALIGNMENT_ASSERTS=0: clean" in reason
 
 
+@pytest.mark.heavy
 def test_view_align_canary_is_clean_on_this_torch():
     run, (status, reason, _) = run_canary("view-dtype-align", "cpu", {})
     assert status is Status.OK, (reason, run.stderr[-2000:])
@@ -118,6 +120,7 @@ def test_block_mask_conflicting_declaration_is_affected_through_the_cli(tmp_path
     assert row["workarounds"], "an affected finding carries its workarounds"
 
 
+@pytest.mark.heavy
 def test_block_mask_other_compile_error_is_inconclusive_with_its_cause(tmp_path):
     clang = which_or_skip("clang++-19")
     has_omp = subprocess.run([clang, "-fopenmp", "-E", "-x", "c++", "-"], input="#include <omp.h>\n",
@@ -171,6 +174,7 @@ print("ISAS", [str(i) for i in m.valid_vec_isa_list()])
 '''
 
 
+@pytest.mark.heavy
 def test_the_cpu_vector_isas_are_learned_once_whatever_a_canary_names_its_worker_log(tmp_path):
     """The ISAs are a machine fact, learned by the first canary and replayed to the next. A canary
     that points TORCHINDUCTOR_WORKER_LOGPATH into its own scratch directory (compile-workers-fail

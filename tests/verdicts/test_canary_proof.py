@@ -121,6 +121,7 @@ def test_the_harness_sets_aside_a_setting_made_at_start_up(tmp_path: Path):
 # --- whole checks, the states of issue 25 -------------------------------------------------------------
 
 
+@pytest.mark.heavy
 @needs_torch
 def test_compile_disabled_in_the_environment(tmp_path: Path):
     """TORCH_COMPILE_DISABLE=1: the finding names it; block-mask-cpu runs with it set aside and its
@@ -152,6 +153,7 @@ def test_compile_disabled_and_no_compiler(tmp_path: Path):
     assert any("TORCH_COMPILE_DISABLE=1" in e for e in canary["evidence"]), canary["evidence"]
 
 
+@pytest.mark.heavy
 @needs_torch
 def test_suppress_errors_from_a_sitecustomize(tmp_path: Path):
     """A sitecustomize sets torch._dynamo.config.suppress_errors, and there is no C++ compiler: the
