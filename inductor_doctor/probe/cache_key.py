@@ -83,7 +83,8 @@ CONFIG_MODULES: Tuple[Tuple[str, str, str, Tuple[str, ...], Tuple[str, ...]], ..
 )
 #: Config entries that switch a cache off, and the value that does: no key, no hit.
 CACHES_OFF = {"force_disable_caches": (True, "every compile cache is off"),
-              "fx_graph_cache": (False, "the FX graph cache is off"),
+              "fx_graph_cache": (False, "the local FX graph cache is off"),
+              "fx_graph_remote_cache": (False, "the remote FX graph cache is off"),
               "enable_autograd_cache": (False, "the AOTAutograd cache is off"),
               "autotune_local_cache": (False, "the local autotune cache is off")}
 
@@ -217,7 +218,10 @@ def gather(python: PythonInfo, torch: Optional[TorchInfo], triton: Optional[Trit
     where = anchors(torch.path, TORCH_ANCHORS)
     tri_where = anchors(triton.path, TRITON_ANCHORS) if triton and triton.path else {}
     _torch_inputs(info, torch, where)
-    _triton_inputs(info, triton, where, tri_where)
+    # CacheBase.get_system() puts triton_key() in the FX graph and AOTAutograd keys only where torch
+    # reaches a GPU (a CUDA or HIP build, a GPU it sees); elsewhere its hash is of nothing.
+    gpu_keyed = bool((torch.cuda or torch.hip) and cuda.gpus)
+    _triton_inputs(info, triton, where, tri_where, gpu_keyed)
     _device_inputs(info, torch, triton, cuda, env, where, tri_where)
     _config_inputs(info, torch.path, env, where, python.platform or sys.platform)
     if "threads" in where:  # the live probe knows the count: torch.get_num_threads()
@@ -248,7 +252,11 @@ def _torch_inputs(info: CacheKeyInfo, torch: TorchInfo, where: Dict[str, str]) -
 
 
 def _triton_inputs(info: CacheKeyInfo, triton: Optional[TritonInfo], where: Dict[str, str],
-                   tri_where: Dict[str, str]) -> None:
+                   tri_where: Dict[str, str], gpu_keyed: bool) -> None:
+    if not gpu_keyed:  # no GPU kernel is compiled, and no graph key holds triton_key(): nothing to miss
+        info.notes.append("Triton is in no key here: torch reaches no GPU, so its graph keys hold no "
+                          "triton_key() and no Triton kernel is compiled")
+        return
     caches = [TRITON] + ([FX, AOT] if "triton" in where else [])
     caches += [AUTOTUNE] if "backend-hash" in where else []
     if triton is None or not triton.path:

@@ -75,7 +75,7 @@ def test_the_key_inputs_are_read_from_the_installed_release(key_facts: Facts):
     assert "env:TORCH_COMPILE_CACHE_KEY_TAG" in inputs
     # compile_threads is on Inductor's own ignore list (_cache_config_ignore_prefix): it keys nothing
     assert "env:TORCHINDUCTOR_COMPILE_THREADS" not in inputs
-    off = "TORCHINDUCTOR_FX_GRAPH_CACHE=0: the FX graph cache is off"
+    off = "TORCHINDUCTOR_FX_GRAPH_CACHE=0: the local FX graph cache is off"
     assert any(s.startswith(off) for s in info.caches_off)
     assert inputs["cxx"].caches == ["cpp"] and inputs["cxx"].value.startswith("/")
 

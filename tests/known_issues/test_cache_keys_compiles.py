@@ -47,6 +47,8 @@ class Host:
     variant: str = "1"
     #: The input the doctor must name when the run misses ("" none: a hit is expected to be predicted).
     names: str = ""
+    #: The compile itself may fail (a cache that refuses a write torch does not catch).
+    may_fail: bool = False
 
 
 #: One input changed per host (or set to what changes nothing), against host A.
@@ -59,7 +61,9 @@ KEY_HOSTS = [
     Host("cxx-name", {"CXX": "g++-12"}, names="env:CXX"),  # the same compiler by another name: another key
     Host("startup-config", {"PYTHONPATH": "<sitecustomize>"}, names="config:inductor.epilogue_fusion"),
     Host("torch-2.9.0", python="caches-torch-2.9.0", names="torch"),
-    Host("with-triton", python="caches-redis-triton", names="triton"),
+    # Another Triton beside a CPU torch: CacheBase.get_system() holds triton_key() only where torch
+    # reaches a GPU, and no Triton kernel is compiled here, so the graph hits and nothing is predicted.
+    Host("with-triton", python="caches-redis-triton"),
 ]
 
 
@@ -118,7 +122,7 @@ class Fleet:
         for line in proc.stdout.splitlines():
             if line.startswith("COUNTERS "):
                 counters = json.loads(line[len("COUNTERS "):])
-        assert counters, f"{host.name}: the program did not run: {proc.stderr[-3000:]}"
+        assert counters or host.may_fail, f"{host.name}: the program did not run: {proc.stderr[-3000:]}"
         out = self.root / host.name / "check.json"
         check = run_cli(["check", "--python", python, "--only", "remote-cache-unusable", "--format", "json",
                          "--output", str(out)], env=env, timeout=1800)
@@ -215,19 +219,25 @@ def test_a_read_only_replica_serves_hits_and_refuses_writes(fleet, redis):
     port = str(redis["replica"].port)
     hit = fleet.run(Host("replica-hit", {"TORCHINDUCTOR_REDIS_PORT": port}))
     assert hit["hit"], hit["counters"]
-    write = fleet.run(Host("replica-write", {"TORCHINDUCTOR_REDIS_PORT": port}, variant="2"))
-    assert write["counters"].get("fxgraph_cache_write_error") == 1, write["counters"]
-    assert "fx graph unable to write to cache" in write["log"] and "ReadOnlyError" in write["log"]
+    write = fleet.run(Host("replica-write", {"TORCHINDUCTOR_REDIS_PORT": port}, variant="2", may_fail=True))
+    # The write is refused: torch 2.13 counts it as a write error, or (a remote cache whose put it does
+    # not guard) the compile fails with the server's own error.
+    assert (write["counters"].get("fxgraph_cache_write_error") == 1
+            or "ReadOnlyError" in write["log"]), (write["counters"], write["log"][-2000:])
+    assert "ReadOnlyError" in write["log"] or "unable to write to cache" in write["log"]
     row = _unusable(write)
     assert row["status"] == "affected" and "refuses writes" in row["reason"], row
 
 
 def test_a_cache_turned_off_never_hits_and_the_comparison_says_so(fleet):
-    run = fleet.run(Host("cache-off", {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0"}))
+    # Both FX graph caches: with the local one off, torch still serves a hit from the remote one.
+    run = fleet.run(Host("cache-off", {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+                                       "TORCHINDUCTOR_FX_GRAPH_REMOTE_CACHE": "0"}))
     assert not run["hit"], run["counters"]
     keys = compare(fleet, "cache-off")
     assert [c["source"] for c in keys["caches_off"]] == ["node-cache-off"], keys
-    assert "the FX graph cache is off" in keys["caches_off"][0]["settings"][0]
+    said = " ".join(keys["caches_off"][0]["settings"])
+    assert "the local FX graph cache is off" in said and "the remote FX graph cache is off" in said, said
 
 
 def test_the_doctor_wrote_nothing_to_the_server(fleet, redis):
