@@ -57,8 +57,9 @@ def venvs(tmp_path_factory) -> dict:
 
 
 def test_the_spellings_of_one_install_are_one_interpreter(tmp_path: Path) -> None:
-    """Outside a venv, a path is the interpreter it resolves to, as Python finds its prefix there."""
-    names = spellings_of_this_one(tmp_path) + [sys.executable]
+    """Outside a venv, a path is the interpreter it resolves to, as Python finds its prefix there. (The
+    spellings are of the base interpreter: where the tests run in a venv, the venv is another one.)"""
+    names = spellings_of_this_one(tmp_path) + [os.path.realpath(sys.executable)]
     assert {canonical_interpreter(n) for n in names} == {os.path.realpath(sys.executable)}
     same = [subprocess.run([n, "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True,
                            check=True).stdout for n in names]
@@ -119,7 +120,7 @@ def test_a_canary_outcome_is_one_per_interpreter(tmp_path: Path, venvs, monkeypa
 def test_preflight_s_record_is_one_per_interpreter(tmp_path: Path, venvs) -> None:
     names = spellings_of_this_one(tmp_path)
     assert len({record.fingerprint("cpu", n) for n in names}) == 1
-    assert record.fingerprint("cpu", names[0]) == record.fingerprint("cpu", sys.executable)
+    assert record.fingerprint("cpu", names[0]) == record.fingerprint("cpu", os.path.realpath(sys.executable))
     assert len({record.fingerprint("cpu", n) for n in venvs["links"]}) == 1
     assert record.fingerprint("cpu", venvs["links"][0]) != record.fingerprint("cpu", names[0])
 
