@@ -137,7 +137,7 @@ trust_gpu_states() {
   printf '__version__ = "2.1.0"\n' > "$stale/triton/__init__.py"
   state "a stale Triton on PYTHONPATH ($stale)" \
     "triton-missing affected ('import triton finds $stale/triton (triton 2.1.0), not the installed ...'); ptxas-unsupported-arch and triton-ptxas-driver inconclusive ('is not there'), never ok" \
-    "PYTHONPATH=$HERE:$stale"
+    "PYTHONPATH=$HERE:$stale${PYTHONPATH:+:$PYTHONPATH}"  # the extra wheels a host without an index keeps there
   rm -rf "$stale"
 }
 
