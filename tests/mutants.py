@@ -124,8 +124,10 @@ def run(mutant: Mutant, timeout_s: float) -> bool:
             print(f"{mutant.name} [{mutant.stage}]: NOT CAUGHT within {timeout_s:.0f} s")
             return False
         took = time.monotonic() - start
-        failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", proc.stdout, re.M)
-        if proc.returncode == 1 and failed:
+        failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", proc.stdout, re.M) or re.findall(
+            r"\b(\d+ failed)\b", proc.stdout)
+        # -x under pytest-xdist ends the session as interrupted (exit 2) once a test has failed.
+        if proc.returncode in (1, 2) and failed:
             print(f"{mutant.name} [{mutant.stage}]: caught in {took:.0f} s by {failed[0]}")
             return True
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or ["(no output)"]
