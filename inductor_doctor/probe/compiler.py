@@ -131,9 +131,11 @@ def identify(
         return answer_d  # type: ignore[return-value]
     res = run([path, "--version"], timeout_s=timeout_s, env=c_locale_env())
     if not res.ok:
-        if res.timed_out:
+        if res.timed_out:  # remembered for this run (not on disk): a later caller does not wait again
             with _lock:
                 HUNG[path] = timeout_s
+                if key is not None:
+                    _identity[key] = (None, None, None)
         return None, None, None
     text = res.stdout + res.stderr
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
