@@ -33,6 +33,16 @@ def test_registry_loads_builtin_issues_without_plugin_errors():
     assert registry().plugin_errors == []
 
 
+#: Issues with no error text of their own, and why; every other issue has signatures.
+NO_WORDS_OF_ITS_OWN = {
+    "platform-not-covered": "a headline about the checks themselves (which rows a platform leaves "
+                            "unchecked), not a failure",
+    "compile-workers-oversubscribed": "the node is OOM-killed or slow; the kernel's and torchrun's lines "
+                                      "are any host OOM's, and no upstream report posted more "
+                                      "(pytorch/FBGEMM#5930: the log cuts off mid-test with no error)",
+}
+
+
 @pytest.mark.parametrize("issue", ISSUES, ids=lambda i: i.id)
 def test_issue_is_complete(issue: KnownIssue):
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", issue.id)
@@ -43,9 +53,7 @@ def test_issue_is_complete(issue: KnownIssue):
         assert normalize_ref(ref), f"{ref!r} is not owner/repo#N"
     assert issue.workarounds or issue.severity is Severity.WARNING, "an error comes with a workaround"
     assert issue.rule is not None or issue.canary is not None, "an issue is detected somehow"
-    # platform-not-covered is a headline about the checks themselves (which rows a platform leaves
-    # unchecked), not a failure with an error of its own.
-    assert issue.signatures or issue.id == "platform-not-covered", \
+    assert issue.signatures or issue.id in NO_WORDS_OF_ITS_OWN, \
         "an issue has error signatures for canaries and triage"
     for sig in issue.signatures:
         sig.compiled()
