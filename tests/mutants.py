@@ -30,9 +30,9 @@ REPO = Path(__file__).resolve().parent.parent
 #: The pytest selection of each stage, as .ci/run runs it.
 STAGES = {
     "default": [],  # the README's test command: pyproject's default selection
-    "heavy": ["-m", "heavy"],
-    "envs": ["-m", "envs"],
-    "container": ["-m", "container"],
+    "heavy": ["-m", "heavy", "--dist", "loadfile"],
+    "envs": ["-m", "envs", "--dist", "loadfile"],
+    "container": ["-m", "container", "-n", "0"],
 }
 
 #: A canary that cannot fail: the reproducer's body replaced by a compile that always passes (the

@@ -222,6 +222,9 @@ def test_build_time_gates_pass_and_keep_their_report(image: Sandbox):
     assert doc["meta"].get("static") is True
 
 
+# Heavy with the rest of the image's tests: the image's venv (a torch install) is built once, in the
+# heavy stage, instead of once there and once more in the default run.
+@pytest.mark.heavy
 @pytest.mark.parametrize("command, expected", RECIPE.examples, ids=[c for c, _ in RECIPE.examples])
 def test_page_examples_exit_as_documented(image: Sandbox, command: str, expected: int):
     proc = image.run(command, timeout=300)
