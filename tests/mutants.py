@@ -94,8 +94,10 @@ MUTANTS: List[Mutant] = [
            "rule-ok", ("tests/verdicts/test_static_paths.py",)),
     Mutant("cxx-compiler-missing rule always ok, in the image", "container",
            "inductor_doctor/kb/cxx_compiler_missing.py", "rule-ok"),
-    Mutant("python-headers-missing rule always ok, in the image", "container",
-           "inductor_doctor/kb/python_headers_missing.py", "rule-ok"),
+    # Tried as the container stage's second and not held by it (2026-11-27): python-headers-missing's
+    # rule (none of its images lacks Python.h), ptxas-unsupported-arch's (gate 2's cross-target
+    # compile fails for real without it), triton-constexpr-dynamic's (the plan gate reads the
+    # issue's declared range, not its rule). A second container mutant is still to be found.
 ]
 
 
