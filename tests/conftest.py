@@ -293,11 +293,28 @@ def this_python_site_dirs() -> List[str]:
     return [d for d in dict.fromkeys(site.getsitepackages()) if os.path.isdir(d)]
 
 
+SEE_THIS_PYTHON = "_indoc_tests_this_python.pth"
+
+
 def see_this_python(site_packages: Path) -> None:
     """Make another interpreter's `site_packages` see this one's, .pth files (editable installs)
-    included, as `--system-site-packages` does for the base interpreter's."""
+    included, as `--system-site-packages` does for the base interpreter's. Written atomically and
+    only when it changes: several test workers may ask at once."""
     lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in this_python_site_dirs())
-    (site_packages / "_indoc_tests_this_python.pth").write_text(lines)
+    target = site_packages / SEE_THIS_PYTHON
+    if target.exists() and target.read_text() == lines:
+        return
+    part = target.with_name(f"{target.name}.{os.getpid()}")
+    part.write_text(lines)
+    os.replace(part, target)
+
+
+def still_see_this_python(venv: Path) -> None:
+    """A cached venv that sees the tests' interpreter was made by an earlier run, whose interpreter
+    (a pristine venv of its own, since removed) may not be this one: point it at this one again, or
+    it sees no torch at all."""
+    for pth in venv.glob(f"lib/python*/site-packages/{SEE_THIS_PYTHON}"):
+        see_this_python(pth.parent)
 
 
 def venv_seeing_this_python(path: Path) -> str:
@@ -326,6 +343,7 @@ def venv_python(name: str, builder: str = "build.sh") -> str:
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
+    still_see_this_python(ENVS / name)
     return str(py)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import pytest
-from conftest import ENVS, see_this_python
+from conftest import ENVS, see_this_python, still_see_this_python
 
 
 def free_port() -> int:
@@ -126,4 +126,5 @@ def redis_client_python() -> str:
             pytest.skip(msg)
         see_this_python(Path(purelib))
         (venv / ".ready").touch()
+    still_see_this_python(venv)
     return str(python)
