@@ -2,7 +2,9 @@
 # One pass of the GPU verification kept in docs/gpu-verification.md, run from the checkout on a GPU
 # host. Every part writes PART.txt under $OUT and one timing line to $OUT/times.txt.
 #   OUT=dir bash tests/gpu_pass.sh [PART ...]    parts: tests check preflight report states suggest cross
-#                                                 bench atfailure (not in the default pass: minutes of compiles)
+#                                                 bench atfailure (not in the default pass: minutes of compiles;
+#                                                 its parts: why-programs run-ok why-bisect why-compare
+#                                                 why-lowering why-shm, why-programs first)
 # Extra wheels (pyelftools, jsonschema, ...) may wait in .whl/; they are installed beside, never into,
 # the interpreter under test. .whl/doctor/ may hold the doctor's own wheel and its dependencies, for
 # the benchmark's new venv on a host with no package index.
@@ -30,8 +32,9 @@ run_tests() {
   "$PY" -m pytest -q -p no:cacheprovider tests/known_issues/test_rules_gpu.py tests/known_issues/test_rules_environment.py
 }
 
-for p in "${@:-tests check preflight report states suggest cross}"; do
-  for name in $p; do
+run_parts() {
+  local name
+  for name in "$@"; do
     case $name in
       tests) part gpu-tests run_tests ;;
       check)
@@ -58,7 +61,8 @@ for p in "${@:-tests check preflight report states suggest cross}"; do
         part cross-target-text env CUDA_VISIBLE_DEVICES= "$PY" -m inductor_doctor check --static -q --gpu "$SM" \
           --gpu sm_80 --gpu sm_120 --driver "$DRIVER"
         part cross-tests "$PY" -m pytest -q -p no:cacheprovider -m gpu tests/known_issues/test_on_gpu_cross_target.py ;;
-      atfailure)  # run and why on CUDA: Triton kernels through the step-down and the fresh caches
+      atfailure) run_parts why-programs run-ok why-bisect why-compare why-lowering why-shm ;;
+      why-programs)  # the CUDA programs of the parts below (run and why: Triton kernels, fresh caches)
         cat >"$OUT/cuda_ok.py" <<'PYEOF'
 import torch
 f = torch.compile(lambda x: (x.sin() + 1).cos())
@@ -81,24 +85,34 @@ out = torch.compile(lambda x: torch.nn.functional.silu(x) * 2)(torch.randn(4096,
 if os.environ.get("INDUCTOR_DOCTOR_WHY_OUTPUT"):
     torch.save(out, os.environ["INDUCTOR_DOCTOR_WHY_OUTPUT"])
 PYEOF
-        part run-cuda-ok doctor run -- "$PY" "$OUT/cuda_ok.py"
+        ;;
+      run-ok) part run-cuda-ok doctor run -- "$PY" "$OUT/cuda_ok.py" ;;
+      why-bisect)
         # The compiler bisector on CUDA (Triton kernels, CUDA graphs among the subsystems it passes
         # over), on a torch made wrong in one place (tests/data/why/broken_torch). Expected, as on CPU
         # (tests/commands/test_why_handoff.py): why-cuda-bisect.json's conclusion.bisect is inductor /
         # lowerings / aten.sin.default (the first node: #0), confirmed, with a repro path in conclusion.repro; and
         # why-cuda-compare.json's is aot_eager_decomp_partition / decomposition / #0 / aten.silu.default,
         # its baseline an inductor_doctor.OutputMismatch. Nothing under the default Inductor cache's
-        # bisect/ afterwards (the last line of each part lists it).
+        # bisect/ afterwards (the last line of each part lists it). The bisect part has an Inductor and a
+        # Triton cache of its own: run-ok compiled the same program into the default ones, and torch's
+        # cache key cannot see a bug planted from a sitecustomize, so the FX graph cache would serve the
+        # graph compiled before and the program would pass (the fifth pass's "did not fire").
         broken="$PWD/tests/data/why/broken_torch:$PWD${PYTHONPATH:+:$PYTHONPATH}"
-        part why-cuda-bisect sh -c 'env PYTHONPATH="$1" WHY_TEST_BREAK=lowering "$2" -m inductor_doctor why \
-          --format json --output "$3/why-cuda-bisect.json" -- "$2" "$3/cuda_ok.py"; \
-          ls -d "${TMPDIR:-/tmp}/torchinductor_$(id -un)/bisect" 2>&1' sh "$broken" "$PY" "$OUT"
+        part why-cuda-bisect sh -c 'export TORCHINDUCTOR_CACHE_DIR="$3/bisect-cache/inductor" \
+          TRITON_CACHE_DIR="$3/bisect-cache/triton"; env PYTHONPATH="$1" WHY_TEST_BREAK=lowering "$2" \
+          -m inductor_doctor why --format json --output "$3/why-cuda-bisect.json" -- "$2" "$3/cuda_ok.py"; \
+          ls -d "$TORCHINDUCTOR_CACHE_DIR/bisect" 2>&1' sh "$broken" "$PY" "$OUT" ;;
+      why-compare)
+        broken="$PWD/tests/data/why/broken_torch:$PWD${PYTHONPATH:+:$PYTHONPATH}"
         part why-cuda-compare sh -c 'env PYTHONPATH="$1" WHY_TEST_BREAK=decomposition "$2" -m inductor_doctor \
           why --compare --format json --output "$3/why-cuda-compare.json" -- "$2" "$3/cuda_silu.py"; \
-          ls -d "${TMPDIR:-/tmp}/torchinductor_$(id -un)/bisect" 2>&1' sh "$broken" "$PY" "$OUT"
+          ls -d "${TMPDIR:-/tmp}/torchinductor_$(id -un)/bisect" 2>&1' sh "$broken" "$PY" "$OUT" ;;
+      why-lowering)
         part why-cuda-lowering doctor why --all -- "$PY" "$OUT/cuda_lowering_bug.py"
         part why-cuda-lowering-json doctor why -q --format json --output "$OUT/why-cuda.json" \
-          -- "$PY" "$OUT/cuda_lowering_bug.py"
+          -- "$PY" "$OUT/cuda_lowering_bug.py" ;;
+      why-shm)
         # A read-only /dev/shm (a private mount namespace; root): the compile workers' pool cannot make
         # its semaphores. Expected: torch <= 2.13 with the sidecar pool never notices (the program
         # passes, why says so, exit 2); torch >= 2.14 fails ("Attempting to use a closed pool") and
@@ -124,4 +138,7 @@ PYEOF
       *) echo "unknown part $name" >&2; exit 2 ;;
     esac
   done
-done
+}
+
+# shellcheck disable=SC2048,SC2086 # the default list is split into its parts
+run_parts ${*:-tests check preflight report states suggest cross}
