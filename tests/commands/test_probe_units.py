@@ -143,6 +143,31 @@ def test_nvidia_smi_csv_parsing():
     assert gpus[0].device == "cuda:0"
 
 
+#: What `nvidia-smi -q -d COMPUTE` printed on a 4 x H100 host (driver 580.159.04), and the bare banner's
+#: first lines on the same driver: the probe reads the driver and its CUDA version from either.
+SMI_Q_COMPUTE = """
+==============NVSMI LOG==============
+
+Timestamp                                              : Fri Nov 27 20:46:48 2026
+Driver Version                                         : 580.159.04
+CUDA Version                                           : 13.0
+
+Attached GPUs                                          : 4
+GPU 00000000:00:06.0
+    Compute Mode                                       : Default
+"""
+SMI_BANNER = """+-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     CUDA Version: 13.0     |
++-----------------------------------------+------------------------+----------------------+
+"""
+
+
+@pytest.mark.parametrize("text", [SMI_Q_COMPUTE, SMI_BANNER], ids=["q-compute", "banner"])
+def test_the_driver_header_is_read_from_either_form(text):
+    m = cuda._SMI_HEADER.search(text)
+    assert m and m.groups() == ("580.159.04", "13.0")
+
+
 def test_driver_version_from_proc(tmp_path):
     p = tmp_path / "version"
     p.write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.03  Release Build\n"
