@@ -13,6 +13,15 @@ from inductor_doctor.core.hostlist import pieces
 #: Host names in one line before "and N more".
 MAX_PARTS = 6
 
+#: Keys that only a kernel Triton compiles is looked up by. An input that enters these and not the
+#: FX graph's leaves an FX graph hit standing, and the kernels the graph's entry bundles may then be
+#: loaded without Triton's key: on torch 2.11 and 4 x H100, another ptxas was such a pair's only
+#: difference and the second host compiled nothing, while TRITON_DEFAULT_FP_FUSION=0 made the same
+#: hit compile its kernels again (docs/gpu-verification.md, fifth and sixth passes). So the line says
+#: where a miss is certain and that the rest cannot be predicted from the reports.
+KERNEL_ONLY = frozenset({"triton", "autotune"})
+BUNDLED = "torch may load those without their key: not predictable from the reports"
+
 
 def _hosts(sources: Sequence[str], limit: int = MAX_PARTS) -> str:
     parts = pieces(sources)
@@ -42,6 +51,9 @@ def cache_lines(doc: Mapping[str, Any]) -> List[str]:
     else:
         ref = _hosts(reference) if len(reference) <= 3 else f"the other {len(reference)}"
         head = f"Compile caches: {_hosts(others)} will miss what {ref} compiled"
+        if all(set(d.get("caches") or []) <= KERNEL_ONLY for d in diffs):
+            head = (f"Compile caches: {_hosts(others)} will miss {ref}'s Triton kernels where they compile "
+                    f"them, but not always where an FX graph entry bundles them ({BUNDLED})")
         if len(diffs) == 1 and len(diffs[0]["values"]) == 2 and len(reference) + len(others) == 2:
             d = diffs[0]
             mine = next(v for v in d["values"] if not set(v["sources"]) & set(reference))

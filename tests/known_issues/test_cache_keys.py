@@ -98,6 +98,29 @@ def _autotune(value: str) -> Dict[str, Any]:
     return {**AUTOTUNE, "value": value, "effect": f"inductor config max_autotune = {value == '1'}"}
 
 
+def _ptxas(release: str) -> Dict[str, Any]:
+    return {"id": "ptxas", "label": "the ptxas Triton runs (its version, Triton's backend hash)",
+            "value": release, "group": "cuda", "caches": ["triton", "autotune"],
+            "source": "triton/backends/nvidia/compiler.py:560"}
+
+
+def test_a_difference_only_triton_kernels_are_keyed_by_says_what_cannot_be_predicted():
+    """The real pair on 4 x H100 (docs/gpu-verification.md, sixth pass): another ptxas, the FX graph
+    hit, and the second host compiled nothing: torch loaded the kernels its FX graph entry bundled.
+    So the line is certain only of the kernels a host compiles itself."""
+    reports = [_report("node-a", [TORCH_IN, _ptxas("12.8 (bundled ptxas)")]),
+               _report("node-b", [TORCH_IN, _ptxas("13.0 (TRITON_PTXAS_PATH)")])]
+    (line,) = cache_lines(build_document(reports).to_dict())
+    assert line == ("Compile caches: node-b will miss node-a's Triton kernels where they compile them, but "
+                    "not always where an FX graph entry bundles them (torch may load those without their "
+                    "key: not predictable from the reports): the ptxas Triton runs differs (13.0 "
+                    "(TRITON_PTXAS_PATH) vs 12.8 (bundled ptxas); Triton kernel, autotune keys)")
+    # with an FX graph input among the differences, the graph itself misses: the plain line
+    reports[1]["environment"]["cache_key"]["inputs"].append(_autotune("1"))
+    assert cache_lines(build_document(reports).to_dict())[0] == \
+        "Compile caches: node-b will miss what node-a compiled:"
+
+
 def test_two_hosts_one_variable_one_line():
     reports = [_report("node-a", [TORCH_IN]), _report("node-b", [TORCH_IN, _autotune("1")])]
     doc = build_document(reports).to_dict()
