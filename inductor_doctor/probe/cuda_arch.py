@@ -93,12 +93,15 @@ def fatbin_archs(libtorch_cuda: str, sample: int = FATBIN_SAMPLE) -> Optional[Li
 
 
 def torch_arch_list(torch_dir: str) -> Tuple[Optional[List[str]], Optional[str], List[str]]:
-    """`(arch list, the file it came from, notes)` for a CUDA build of torch."""
+    """`(arch list, the file it came from, notes)` for a CUDA build of torch. Each reading is kept
+    under its library's stamp: a repeated check opens no ELF file (nor imports pyelftools)."""
+    from inductor_doctor.probe import _diskcache
+
     lib = os.path.join(torch_dir, "lib")
     notes: List[str] = []
     py = os.path.join(lib, "libtorch_python.so")
     try:
-        flags = arch_flags(py) if os.path.exists(py) else None
+        flags = _diskcache.of_file("torch-arch-flags", py, arch_flags) if os.path.exists(py) else None
     except _elf.ELF_ERRORS as exc:
         flags = None
         notes.append(f"could not read {py}: {type(exc).__name__}: {exc}")
@@ -106,7 +109,8 @@ def torch_arch_list(torch_dir: str) -> Tuple[Optional[List[str]], Optional[str],
         return flags, py, notes
     cuda = os.path.join(lib, "libtorch_cuda.so")
     try:
-        kernels = fatbin_archs(cuda) if os.path.exists(cuda) else None
+        kernels = (_diskcache.of_file("torch-fatbin-archs", cuda, fatbin_archs) if os.path.exists(cuda)
+                   else None)
     except (*_elf.ELF_ERRORS, struct.error) as exc:
         kernels = None
         notes.append(f"could not read {cuda}: {type(exc).__name__}: {exc}")
