@@ -117,6 +117,7 @@ def test_a_missing_torch_is_a_verdict_not_an_exception(tmp_path):
     assert verdict["usable"] is False and "torch-missing" in verdict["reason"]
 
 
+@pytest.mark.heavy
 def test_the_documented_pattern_runs_eagerly_and_says_why(tmp_path):
     """docs/preflight.md's example, as it is written, in a broken state: the result, eagerly, and
     the reason and the workaround logged."""

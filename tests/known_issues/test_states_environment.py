@@ -90,6 +90,7 @@ def _compilerless_path(tmp_path: Path) -> str:
 # --- this machine as it is ---------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 def test_normal_state_flags_nothing_in_the_catalog():
     report = _check(sys.executable, fresh=False)
     flagged = {k: v for k, v in _flagged(report).items() if k in CATALOG}
@@ -136,6 +137,7 @@ def _mount_wrapper(tmp_path: Path, options: str) -> Tuple[Tuple[str, ...], str]:
     return ("unshare", "--mount", "sh", "-c", script, "sh"), str(mnt)
 
 
+@pytest.mark.heavy
 def test_cache_on_a_noexec_mount(tmp_path):
     wrap, mnt = _mount_wrapper(tmp_path, "noexec")
     report = _check(sys.executable, env={"TORCHINDUCTOR_CACHE_DIR": f"{mnt}/inductor"}, wrap=wrap)
@@ -155,6 +157,7 @@ def test_noexec_mount_really_breaks_loading(tmp_path):
     assert proc.returncode != 0 and "failed to map segment from shared object" in proc.stderr
 
 
+@pytest.mark.heavy
 def test_cache_on_a_read_only_mount(tmp_path):
     wrap, mnt = _mount_wrapper(tmp_path, "ro")
     report = _check(sys.executable, env={"TORCHINDUCTOR_CACHE_DIR": f"{mnt}/inductor"}, wrap=wrap)

@@ -206,6 +206,7 @@ def test_no_compiler_on_path(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # the probe waits out its 30 s compiler timeout: that is the test
 @covers("compiler-hangs")
 def test_compiler_that_hangs(tmp_path):
     fake = tmp_path / "g++"
