@@ -323,10 +323,15 @@ def venv_seeing_this_python(path: Path) -> str:
     torch nor the doctor. Returns its interpreter."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True, timeout=120)
     python = str(path / "bin" / "python")
-    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True, timeout=60).stdout.strip()
-    see_this_python(Path(purelib))
+    see_this_python(purelib_of(python))
     return python
+
+
+def purelib_of(python: str) -> Path:
+    """Where `python` installs pure-Python packages (its site-packages)."""
+    ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    return Path(subprocess.run([python, "-c", ask], capture_output=True, text=True, check=True,
+                               timeout=60).stdout.strip())
 
 
 def run_json(args: List[str], **kw) -> dict:

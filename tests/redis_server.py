@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import pytest
-from conftest import ENVS, see_this_python, still_see_this_python
+from conftest import ENVS, purelib_of, still_see_this_python, venv_seeing_this_python
 
 
 def free_port() -> int:
@@ -111,20 +111,17 @@ def redis_client_python() -> str:
     the client installed from the registry once into the test cache (tests/envs/build_caches.sh
     makes the same)."""
     venv = ENVS / "caches-redis-client"
-    python = venv / "bin" / "python"
-    if not (venv / ".ready").exists():
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-        ask = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
-        purelib = subprocess.run([str(python), "-c", ask], capture_output=True, text=True, check=True,
-                                 timeout=60).stdout.strip()
-        proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                               "--target", purelib, "redis"], capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            msg = f"cannot install the redis client: {proc.stderr.strip()[-300:]}"
-            if os.environ.get("CI"):
-                pytest.fail(msg)
-            pytest.skip(msg)
-        see_this_python(Path(purelib))
-        (venv / ".ready").touch()
-    still_see_this_python(venv)
-    return str(python)
+    if (venv / ".ready").exists():
+        still_see_this_python(venv)
+        return str(venv / "bin" / "python")
+    python = venv_seeing_this_python(venv)
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                           "--target", str(purelib_of(python)), "redis"], capture_output=True, text=True,
+                          timeout=600)
+    if proc.returncode != 0:
+        msg = f"cannot install the redis client: {proc.stderr.strip()[-300:]}"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    (venv / ".ready").touch()
+    return python
