@@ -32,6 +32,9 @@ run_tests() {
   "$PY" -m pytest -q -p no:cacheprovider tests/known_issues/test_rules_gpu.py tests/known_issues/test_rules_environment.py
 }
 
+# PYTHONPATH of the why parts that run a torch made wrong in one place (tests/data/why/broken_torch)
+broken="$PWD/tests/data/why/broken_torch:$PWD${PYTHONPATH:+:$PYTHONPATH}"
+
 run_parts() {
   local name
   for name in "$@"; do
@@ -98,13 +101,11 @@ PYEOF
         # Triton cache of its own: run-ok compiled the same program into the default ones, and torch's
         # cache key cannot see a bug planted from a sitecustomize, so the FX graph cache would serve the
         # graph compiled before and the program would pass (the fifth pass's "did not fire").
-        broken="$PWD/tests/data/why/broken_torch:$PWD${PYTHONPATH:+:$PYTHONPATH}"
         part why-cuda-bisect sh -c 'export TORCHINDUCTOR_CACHE_DIR="$3/bisect-cache/inductor" \
           TRITON_CACHE_DIR="$3/bisect-cache/triton"; env PYTHONPATH="$1" WHY_TEST_BREAK=lowering "$2" \
           -m inductor_doctor why --format json --output "$3/why-cuda-bisect.json" -- "$2" "$3/cuda_ok.py"; \
           ls -d "$TORCHINDUCTOR_CACHE_DIR/bisect" 2>&1' sh "$broken" "$PY" "$OUT" ;;
       why-compare)
-        broken="$PWD/tests/data/why/broken_torch:$PWD${PYTHONPATH:+:$PYTHONPATH}"
         part why-cuda-compare sh -c 'env PYTHONPATH="$1" WHY_TEST_BREAK=decomposition "$2" -m inductor_doctor \
           why --compare --format json --output "$3/why-cuda-compare.json" -- "$2" "$3/cuda_silu.py"; \
           ls -d "${TMPDIR:-/tmp}/torchinductor_$(id -un)/bisect" 2>&1' sh "$broken" "$PY" "$OUT" ;;

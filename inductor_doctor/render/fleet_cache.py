@@ -50,10 +50,11 @@ def cache_lines(doc: Mapping[str, Any]) -> List[str]:
                        "the others can load from a shared cache")
     else:
         ref = _hosts(reference) if len(reference) <= 3 else f"the other {len(reference)}"
-        head = f"Compile caches: {_hosts(others)} will miss what {ref} compiled"
         if all(set(d.get("caches") or []) <= KERNEL_ONLY for d in diffs):
             head = (f"Compile caches: {_hosts(others)} will miss {ref}'s Triton kernels where they compile "
                     f"them, but not always where an FX graph entry bundles them ({BUNDLED})")
+        else:
+            head = f"Compile caches: {_hosts(others)} will miss what {ref} compiled"
         if len(diffs) == 1 and len(diffs[0]["values"]) == 2 and len(reference) + len(others) == 2:
             d = diffs[0]
             mine = next(v for v in d["values"] if not set(v["sources"]) & set(reference))
